@@ -1,0 +1,36 @@
+package sanctions
+
+import "testing"
+
+func BenchmarkScreen(b *testing.B) {
+	l := embedded(b)
+	cases := []struct {
+		name string
+		subj Subject
+	}{
+		{"clear", Subject{"Jane Doe", "DE", unrelatedAddr}},
+		{"clear_accented", Subject{"Zoë Ångström-Müller", "SE", nil}},
+		{"refused_name_only", Subject{bnc, "", nil}},
+		{"refused_all_signals", Subject{em, "DE", motassadeqAddr}},
+		{"cleared_by_address", Subject{em, "DE", unrelatedAddr}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Screen(c.subj)
+			}
+		})
+	}
+}
+
+// BenchmarkParseEmbedded is the start-up cost of Embedded (parsing and indexing the list); the
+// first call of Embedded pays it once.
+func BenchmarkParseEmbedded(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseEmbedded(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
