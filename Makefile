@@ -1,0 +1,131 @@
+# payout-operator: stablecoin-to-fiat payouts as a Kubernetes operator with a REST facade.
+#
+# `make run` and `make test` are the whole set-up on a fresh machine: every tool they use is
+# built or installed here, from the Go module proxy or the npm registry, and cached by version
+# in a per-user directory outside the checkout, reached through bin/.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GOOS   := $(shell go env GOOS)
+GOARCH := $(shell go env GOARCH)
+PLATFORM := $(GOOS)-$(GOARCH)
+
+## Tool versions
+K8S_VERSION            ?= v1.37.2
+ETCD_VERSION           ?= v3.7.3
+CONTROLLER_GEN_VERSION ?= v0.23.0
+
+## Locations
+CACHE_HOME ?= $(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)
+TOOLS_CACHE ?= $(CACHE_HOME)/payout-operator
+LOCALBIN ?= $(CURDIR)/bin
+# envtest wants kube-apiserver, etcd and kubectl in one directory: bin/k8s holds links to the
+# cached builds of each.
+ENVTEST_ASSETS := $(LOCALBIN)/k8s
+KUBERNETES_CACHE := $(TOOLS_CACHE)/kubernetes/$(K8S_VERSION)-$(PLATFORM)
+ETCD_CACHE := $(TOOLS_CACHE)/etcd/$(ETCD_VERSION)-$(PLATFORM)
+CONTROLLER_GEN := $(LOCALBIN)/controller-gen
+
+DEV_DIR ?= $(CURDIR)/.dev
+E2E_DIR ?= $(CURDIR)/.dev-e2e
+CONFORMANCE_DIR ?= $(CURDIR)/../shared/conformance
+# Minutes `make test` waits for the e2e instance (a cold machine first builds the control plane).
+E2E_READY_MINUTES ?= 30
+FUZZTIME ?= 10s
+
+export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the markers.
+	$(CONTROLLER_GEN) rbac:roleName=payout-manager crd paths="./api/..." paths="./controllers/..." paths="./apiserver/..." paths="./cmd/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate the deepcopy code from the markers.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## gofmt the tree.
+	gofmt -l -w $$(git ls-files '*.go' | grep -v '^vendor/') 
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+##@ Build
+
+.PHONY: build
+build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
+	go build -o $(LOCALBIN)/ ./cmd/payoutd ./cmd/kubectl-payout ./cmd/payout-dev
+
+.PHONY: run
+run: manifests build control-plane ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
+	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN)
+
+##@ Test
+
+.PHONY: test
+test: check-generated vet test-unit test-envtest test-fuzz test-conformance ## Everything CI runs.
+
+.PHONY: check-generated
+check-generated: manifests generate ## Fail when generated files differ from the committed ones.
+	@if [ -n "$$(git status --porcelain -- config api)" ]; then \
+	  echo "generated files are stale: run 'make generate manifests' and commit:"; git status --porcelain -- config api; git diff --stat -- config api; exit 1; fi
+
+.PHONY: test-unit
+test-unit: ## Unit tests of the domain packages (no cluster).
+	go test -count=1 ./internal/...
+
+.PHONY: test-envtest
+test-envtest: control-plane build ## Ginkgo suites on a real kube-apiserver and etcd (envtest).
+	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/...
+
+.PHONY: test-fuzz
+test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
+	@for pkg in $$(go list ./...); do \
+	  for f in $$(go test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+.PHONY: test-conformance
+test-conformance: build control-plane ## The listed conformance cases against a fresh `make run`.
+	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
+
+##@ Tools
+
+.PHONY: control-plane
+control-plane: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kubectl $(ENVTEST_ASSETS)/etcd ## Build (once per version) the local control plane.
+
+$(KUBERNETES_CACHE)/kube-apiserver $(KUBERNETES_CACHE)/kubectl:
+	hack/build-control-plane.sh kubernetes $(K8S_VERSION) $(KUBERNETES_CACHE)
+
+$(ETCD_CACHE)/etcd:
+	hack/build-control-plane.sh etcd $(ETCD_VERSION) $(ETCD_CACHE)
+
+$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kubectl: $(ENVTEST_ASSETS)/%: $(KUBERNETES_CACHE)/kube-apiserver
+	@mkdir -p $(ENVTEST_ASSETS)
+	ln -sfn $(KUBERNETES_CACHE)/$* $@
+
+$(ENVTEST_ASSETS)/etcd: $(ETCD_CACHE)/etcd
+	@mkdir -p $(ENVTEST_ASSETS)
+	ln -sfn $(ETCD_CACHE)/etcd $@
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen (cached by version).
+$(CONTROLLER_GEN): $(TOOLS_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(TOOLS_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION):
+	@mkdir -p $(TOOLS_CACHE)/tools/tmp
+	GOBIN=$(TOOLS_CACHE)/tools/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(TOOLS_CACHE)/tools/tmp/controller-gen $@

@@ -1,0 +1,87 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIKeySpec records one API key of an account. The secret itself is never stored: only its
+// SHA-256, which the facade compares in constant time. Keys are high-entropy random values, so
+// a fast hash is safe here, unlike for passwords.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.revoked) || !oldSelf.revoked || (has(self.revoked) && self.revoked)",message="a revoked key cannot be reinstated"
+type APIKeySpec struct {
+	// account is the PayoutAccount the key authenticates as.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="account is immutable"
+	Account string `json:"account"`
+
+	// secretHash is "sha256:" and the hex SHA-256 of the whole key string
+	// svc_live_<keyId>_<secret>.
+	// +required
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="secretHash is immutable"
+	SecretHash string `json:"secretHash"`
+
+	// revoked keys stay recorded for audit but never authenticate again (spec 5.2).
+	// +optional
+	Revoked bool `json:"revoked,omitempty"`
+
+	// description is free text for operators.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Description string `json:"description,omitempty"`
+}
+
+// APIKeyStatus is the observed state of a key.
+type APIKeyStatus struct {
+	// revokedAt is when the controller first saw the key revoked.
+	// +optional
+	RevokedAt *metav1.Time `json:"revokedAt,omitempty"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready (False when revoked or its account is missing).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// APIKey is a credential of the form svc_live_<keyId>_<secret>. Cluster-scoped and named by its
+// keyId, so that the API server's atomic create makes key ids unique and the facade finds a key
+// by name.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName={apik,apiks},categories=payouts
+// +kubebuilder:printcolumn:name="Account",type=string,JSONPath=`.spec.account`
+// +kubebuilder:printcolumn:name="Revoked",type=boolean,JSONPath=`.spec.revoked`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]{8,40}$')",message="an API key is named by its keyId: 8 to 40 lower-case letters and digits"
+type APIKey struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec APIKeySpec `json:"spec"`
+	// +optional
+	Status APIKeyStatus `json:"status,omitempty"`
+}
+
+// APIKeyList is a list of APIKey.
+//
+// +kubebuilder:object:root=true
+type APIKeyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []APIKey `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&APIKey{}, &APIKeyList{})
+}

@@ -1,0 +1,113 @@
+package v1alpha1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClaimKind is the kind of globally unique key a Claim holds.
+// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id
+type ClaimKind string
+
+const (
+	ClaimCustomerUUID ClaimKind = "customer-uuid"
+	ClaimTxHash       ClaimKind = "tx-hash"
+	ClaimRecipientID  ClaimKind = "recipient-id"
+	ClaimTransferID   ClaimKind = "transfer-id"
+)
+
+// ClaimName is the object name of the claim on key: the kind and the SHA-256 of the key. Hashing
+// makes any key (mixed-case base58 signatures included) a valid object name, and one name per
+// key is what makes the API server's atomic create the uniqueness check.
+func ClaimName(kind ClaimKind, key string) string {
+	sum := sha256.Sum256([]byte(string(kind) + "\x00" + key))
+	return string(kind) + "." + hex.EncodeToString(sum[:])
+}
+
+// NormalizeClaimKey gives one spelling per key where the key's format is case-insensitive.
+func NormalizeClaimKey(kind ClaimKind, key string) string {
+	switch kind {
+	case ClaimCustomerUUID:
+		return strings.ToLower(key)
+	case ClaimTxHash:
+		if strings.HasPrefix(key, "0x") || strings.HasPrefix(key, "0X") {
+			return strings.ToLower(key)
+		}
+	}
+	return key
+}
+
+// ClaimSpec binds a globally unique key to the object holding it.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a claim is immutable"
+type ClaimSpec struct {
+	// kind of key.
+	// +required
+	Kind ClaimKind `json:"kind"`
+	// key as claimed (normalised), for people reading the claim.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Key string `json:"key"`
+	// holder is the object the key belongs to.
+	// +required
+	Holder ObjectRef `json:"holder"`
+}
+
+// ClaimStatus is the observed state of a claim.
+type ClaimStatus struct {
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready (True once the holder exists). A claim whose holder never appeared
+	// (the creator crashed between the claim and the object) is released after a grace period.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Claim reasons of the Ready condition.
+const (
+	ClaimBoundReason   = "Bound"
+	ClaimPendingReason = "HolderPending"
+)
+
+// Claim reserves a key that must be unique across all accounts: a customer_uuid, a deposit
+// transaction hash, a recipient id or a transfer id. Cluster-scoped and named after the key,
+// so a second create of the same key fails with AlreadyExists on every facade replica.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName={clm,clms},categories=payouts
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
+// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
+// +kubebuilder:printcolumn:name="Holder-Namespace",type=string,JSONPath=`.spec.holder.namespace`
+// +kubebuilder:printcolumn:name="Holder",type=string,JSONPath=`.spec.holder.name`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Claim struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ClaimSpec `json:"spec"`
+	// +optional
+	Status ClaimStatus `json:"status,omitempty"`
+}
+
+// ClaimList is a list of Claim.
+//
+// +kubebuilder:object:root=true
+type ClaimList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Claim `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Claim{}, &ClaimList{})
+}

@@ -1,0 +1,139 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AccountNamespacePrefix prefixes the namespace that holds an account's recipients, quotes,
+// transfers and wallets: the namespace is the tenancy boundary of an account.
+const AccountNamespacePrefix = "payout-"
+
+// AccountNamespace is the namespace of the account named name.
+func AccountNamespace(name string) string { return AccountNamespacePrefix + name }
+
+// PayoutAccountSpec holds the account-level settings of spec sections 1 and 4.
+// Defaults are those of the `default` account of the local-run contract.
+type PayoutAccountSpec struct {
+	// email receives the account's notifications and is the v2 customer_email default.
+	// +required
+	// +kubebuilder:validation:MaxLength=254
+	// +kubebuilder:validation:Pattern=`^[^@\s]+@[^@\s]+$`
+	Email string `json:"email"`
+
+	// kycRequired makes wallet KYC verification mandatory for recipients and transfers.
+	// +optional
+	// +kubebuilder:default=false
+	KYCRequired bool `json:"kycRequired"`
+
+	// v1Enabled: the account is provisioned for v1 transfers (spec 4.10 rule 3).
+	// +optional
+	// +kubebuilder:default=true
+	V1Enabled bool `json:"v1Enabled"`
+
+	// v2WalletScreening screens v2 sender wallets against the risk provider (spec 4.11).
+	// +optional
+	// +kubebuilder:default=true
+	V2WalletScreening bool `json:"v2WalletScreening"`
+
+	// v2FeeStructure: quotes asked with v2_offloader=true carry the v2 fees (spec 2.4).
+	// +optional
+	// +kubebuilder:default=false
+	V2FeeStructure bool `json:"v2FeeStructure"`
+
+	// smartWalletDeployed: the account has a deployed smart-contract wallet (spec 4.10 rule 4).
+	// +optional
+	// +kubebuilder:default=true
+	SmartWalletDeployed bool `json:"smartWalletDeployed"`
+
+	// amountLimits are inclusive USD bounds on quotes and transfers (spec 4.13).
+	// +optional
+	AmountLimits AmountLimits `json:"amountLimits,omitempty"`
+
+	// serviceFee is the platform fee of spec 2.4 and 4.14.
+	// +optional
+	ServiceFee ServiceFee `json:"serviceFee,omitempty"`
+
+	// allowedIPs restricts callers to these CIDRs; empty allows every address (spec 5.4).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=49
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="allowedIPs entries must be CIDRs such as 192.0.2.0/24"
+	AllowedIPs []string `json:"allowedIPs,omitempty"`
+}
+
+// AmountLimits bounds USD amounts; an absent bound means no limit.
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || double(self.min) <= double(self.max)",message="min must not exceed max"
+type AmountLimits struct {
+	// min is the smallest accepted amount, inclusive.
+	// +optional
+	Min *USDAmount `json:"min,omitempty"`
+	// max is the largest accepted amount, inclusive.
+	// +optional
+	Max *USDAmount `json:"max,omitempty"`
+}
+
+// ServiceFee is the account's platform fee.
+type ServiceFee struct {
+	// percent of the source amount (1.5 means 1.5%).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="double(self) <= 100.0",message="percent must be at most 100"
+	Percent *Decimal `json:"percent,omitempty"`
+	// fixed fee in USD, shown on quotes (display only, spec 2.4).
+	// +optional
+	Fixed *USDAmount `json:"fixed,omitempty"`
+}
+
+// PayoutAccountStatus is the observed state of an account.
+type PayoutAccountStatus struct {
+	// namespace holds the account's recipients, quotes, transfers and wallets.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PayoutAccount is a customer of the service: its settings, and through its namespace, all of
+// its business objects. Cluster-scoped: its name is the account name.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName={pacct,paccts},categories=payouts
+// +kubebuilder:printcolumn:name="Email",type=string,JSONPath=`.spec.email`
+// +kubebuilder:printcolumn:name="KYC",type=boolean,JSONPath=`.spec.kycRequired`
+// +kubebuilder:printcolumn:name="V1",type=boolean,JSONPath=`.spec.v1Enabled`
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.status.namespace`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="account names are DNS labels of at most 50 characters"
+type PayoutAccount struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec PayoutAccountSpec `json:"spec"`
+	// +optional
+	Status PayoutAccountStatus `json:"status,omitempty"`
+}
+
+// PayoutAccountList is a list of PayoutAccount.
+//
+// +kubebuilder:object:root=true
+type PayoutAccountList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PayoutAccount `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PayoutAccount{}, &PayoutAccountList{})
+}

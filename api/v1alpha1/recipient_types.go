@@ -1,0 +1,184 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxRecipientID keeps recipient ids exact in JSON numbers (2^53 - 1).
+const MaxRecipientID int64 = 1<<53 - 1
+
+// PostalAddress is the address group of recipient details (spec 2.1.1).
+type PostalAddress struct {
+	// country is the ISO 3166-1 alpha-2 code; names and alpha-3 codes are refused.
+	// +required
+	Country CountryCode `json:"country"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	City string `json:"city,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	FirstLine string `json:"firstLine,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PostCode string `json:"postCode,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	State string `json:"state,omitempty"`
+}
+
+// RecipientDetails are the account-type-specific fields of a recipient, named as in the account
+// requirements. The fields of spec 2.1.1 are typed so that the schema can check that each
+// account type carries its own; the fields of the other national formats go to other.
+type RecipientDetails struct {
+	// legalType is PRIVATE or BUSINESS.
+	// +optional
+	// +kubebuilder:validation:Enum=PRIVATE;BUSINESS
+	LegalType string `json:"legalType,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=42
+	IBAN string `json:"iban,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	SortCode string `json:"sortCode,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	AccountNumber string `json:"accountNumber,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	ABARTN string `json:"abartn,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	AccountType string `json:"accountType,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	BankCode string `json:"bankCode,omitempty"`
+	// email of an email_recipient.
+	// +optional
+	// +kubebuilder:validation:MaxLength=254
+	Email string `json:"email,omitempty"`
+	// +optional
+	Address *PostalAddress `json:"address,omitempty"`
+	// other holds every further field of the account type, keyed as in the account
+	// requirements ("ifscCode", "address.region", ...).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Other map[string]string `json:"other,omitempty"`
+}
+
+// RecipientSpec is a bank-type recipient (spec 2.1). Everything but the deactivation is
+// immutable: an update through the API creates a new Recipient with a new id (spec 4.7).
+// +kubebuilder:validation:XValidation:rule="self.type != 'iban' || (has(self.details.iban) && has(self.details.legalType))",message="an iban recipient needs details.iban and details.legalType"
+// +kubebuilder:validation:XValidation:rule="self.type != 'sort_code' || (has(self.details.sortCode) && has(self.details.accountNumber))",message="a sort_code recipient needs details.sortCode and details.accountNumber"
+// +kubebuilder:validation:XValidation:rule="self.type != 'aba' || (has(self.details.abartn) && has(self.details.accountNumber) && has(self.details.address))",message="an aba recipient needs details.abartn, details.accountNumber and details.address"
+// +kubebuilder:validation:XValidation:rule="self.type != 'philippines' || (has(self.details.bankCode) && has(self.details.accountNumber))",message="a philippines recipient needs details.bankCode and details.accountNumber"
+// +kubebuilder:validation:XValidation:rule="self.type != 'email_recipient' || (self.currency == 'EUR' && has(self.details.email))",message="an email_recipient is EUR only and needs details.email"
+// +kubebuilder:validation:XValidation:rule="!has(self.details.address) || !has(self.country) || self.country == self.details.address.country",message="country must equal details.address.country"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.deactivated) || !oldSelf.deactivated || (has(self.deactivated) && self.deactivated)",message="a deactivated recipient cannot be reactivated"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replacedBy) || (has(self.replacedBy) && self.replacedBy == oldSelf.replacedBy)",message="replacedBy is set once"
+type RecipientSpec struct {
+	// id is the public integer id; the object is named by it.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9007199254740991
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="id is immutable"
+	ID int64 `json:"id"`
+
+	// accountHolderName is the legal name of the account holder.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="accountHolderName is immutable; an update creates a new recipient"
+	AccountHolderName string `json:"accountHolderName"`
+
+	// currency of the payouts.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="currency is immutable"
+	Currency CurrencyCode `json:"currency"`
+
+	// type is the account type from the account requirements, or email_recipient.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{1,39}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="type is immutable"
+	Type string `json:"type"`
+
+	// details of the account.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="details are immutable; an update creates a new recipient"
+	Details RecipientDetails `json:"details"`
+
+	// country of the recipient: details.address.country, or implied by the account format.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="country is immutable"
+	Country CountryCode `json:"country,omitempty"`
+
+	// wallet is the KYC-verified wallet presented at creation, when the account requires KYC.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="wallet is immutable"
+	Wallet string `json:"wallet,omitempty"`
+
+	// deactivated recipients stay readable but take no new transfers; deletion through the API
+	// sets it. It cannot be undone.
+	// +optional
+	Deactivated bool `json:"deactivated,omitempty"`
+
+	// replacedBy is the id of the recipient that an update created in place of this one.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9007199254740991
+	ReplacedBy *int64 `json:"replacedBy,omitempty"`
+}
+
+// RecipientStatus is the observed state of a recipient.
+type RecipientStatus struct {
+	// active is true while the recipient can take transfers (spec 2.1).
+	// +optional
+	Active bool `json:"active"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready (False once deactivated).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Recipient is a saved bank recipient of an account, in the account's namespace.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName={rcpt,rcpts},categories=payouts
+// +kubebuilder:printcolumn:name="ID",type=integer,JSONPath=`.spec.id`
+// +kubebuilder:printcolumn:name="Holder",type=string,JSONPath=`.spec.accountHolderName`
+// +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.currency`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Country",type=string,JSONPath=`.spec.country`
+// +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.status.active`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == string(self.spec.id)",message="a recipient is named by its id"
+type Recipient struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec RecipientSpec `json:"spec"`
+	// +optional
+	Status RecipientStatus `json:"status,omitempty"`
+}
+
+// RecipientList is a list of Recipient.
+//
+// +kubebuilder:object:root=true
+type RecipientList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Recipient `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Recipient{}, &RecipientList{})
+}

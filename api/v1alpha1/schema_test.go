@@ -1,0 +1,218 @@
+package v1alpha1_test
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+var nsCounter int
+
+func freshNamespace() string {
+	nsCounter++
+	name := fmt.Sprintf("payout-schema-%d", nsCounter)
+	Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	return name
+}
+
+// expectInvalid asserts the API server refused obj with a message containing want.
+func expectInvalid(err error, want string) {
+	GinkgoHelper()
+	Expect(err).To(HaveOccurred())
+	Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	Expect(err.Error()).To(ContainSubstring(want))
+}
+
+var _ = Describe("every kind", func() {
+	It("is created and read back unchanged", func() {
+		ns := freshNamespace()
+		objs := []client.Object{
+			testgen.Account("acme"),
+			testgen.APIKey("0123456789abcdef", "acme"),
+			testgen.Recipient(ns, 123456789),
+			testgen.Quote(ns, "5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d"),
+			testgen.Transfer(ns, "0123456789abcdef01234567"),
+			testgen.Claim(payoutv1.ClaimCustomerUUID, "7D0E1C55-8D0F-4D4E-9F59-3C8A5B1F2E3D", payoutv1.ObjectRef{Namespace: ns, Name: "0123456789abcdef01234567"}),
+			testgen.Wallet(ns, "0x8ba1f109551bD432803012645Ac136ddd64DBA72"),
+			&payoutv1.BlockedWallet{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.WalletName("0xdead000000000000000000000000000000000000")},
+				Spec: payoutv1.BlockedWalletSpec{Address: "0xdead000000000000000000000000000000000000", Reason: "test"}},
+			&payoutv1.DepositOption{ObjectMeta: metav1.ObjectMeta{Name: "usdc-base"},
+				Spec: payoutv1.DepositOptionSpec{Token: "usdc", Network: "base", Enabled: true}},
+		}
+		for _, obj := range objs {
+			want := obj.DeepCopyObject().(client.Object)
+			Expect(env.Client.Create(ctx, obj)).To(Succeed(), "%T", obj)
+			got := want.DeepCopyObject().(client.Object)
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
+			Expect(equality.Semantic.DeepEqual(specOf(got), specOf(want))).To(BeTrue(),
+				"%T spec changed on the way through the API server:\n%v\n%v", obj, specOf(got), specOf(want))
+		}
+	})
+})
+
+// specOf returns the spec of any kind of the group, for comparison.
+func specOf(obj client.Object) any {
+	switch o := obj.(type) {
+	case *payoutv1.PayoutAccount:
+		return o.Spec
+	case *payoutv1.APIKey:
+		return o.Spec
+	case *payoutv1.Recipient:
+		return o.Spec
+	case *payoutv1.Quote:
+		return o.Spec
+	case *payoutv1.Transfer:
+		return o.Spec
+	case *payoutv1.Claim:
+		return o.Spec
+	case *payoutv1.Wallet:
+		return o.Spec
+	case *payoutv1.BlockedWallet:
+		return o.Spec
+	case *payoutv1.DepositOption:
+		return o.Spec
+	}
+	Fail(fmt.Sprintf("unknown kind %T", obj))
+	return nil
+}
+
+var _ = Describe("CEL and schema rules", func() {
+	var ns string
+	BeforeEach(func() { ns = freshNamespace() })
+
+	It("refuses a v2 transfer on a token other than USDC", func() {
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa1", testgen.V2(), func(t *payoutv1.Transfer) { t.Spec.SourceToken = payoutv1.TokenUSDT })
+		expectInvalid(env.Client.Create(ctx, t), "v2 transfers take USDC only")
+	})
+
+	It("refuses a v2 transfer on tron and a v1 transfer from a non-EVM wallet", func() {
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa2", testgen.V2(), func(t *payoutv1.Transfer) { t.Spec.SourceNetwork = payoutv1.NetworkTron })
+		expectInvalid(env.Client.Create(ctx, t), "v2 transfers are not available on tron")
+		t = testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa3", func(t *payoutv1.Transfer) {
+			t.Spec.WalletAddress = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+		})
+		expectInvalid(env.Client.Create(ctx, t), "v1 wallet addresses are EVM addresses")
+	})
+
+	It("refuses changes to immutable fields", func() {
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa4")
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		t.Spec.Amount = "26.00"
+		expectInvalid(env.Client.Update(ctx, t), "amount is immutable")
+
+		r := testgen.Recipient(ns, 42)
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.AccountHolderName = "Somebody Else"
+		expectInvalid(env.Client.Update(ctx, r), "accountHolderName is immutable")
+
+		q := testgen.Quote(ns, "11111111-2222-4333-8444-555555555555")
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q.Spec.TargetAmount = "99.99"
+		expectInvalid(env.Client.Update(ctx, q), "a quote is immutable")
+	})
+
+	It("sets a v2 transaction hash once and never overwrites it", func() {
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa5", testgen.V2())
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		t.Spec.TxHash = "0x" + strings.Repeat("ab", 32)
+		Expect(env.Client.Update(ctx, t)).To(Succeed())
+		t.Spec.TxHash = "0x" + strings.Repeat("cd", 32)
+		expectInvalid(env.Client.Update(ctx, t), "txHash is set once")
+		t.Spec.TxHash = "0x" + strings.Repeat("AB", 32)
+		expectInvalid(env.Client.Update(ctx, t), "spec.txHash")
+	})
+
+	It("keeps one-way switches one-way", func() {
+		k := testgen.APIKey("fedcba9876543210", "acme", func(k *payoutv1.APIKey) { k.Spec.Revoked = true })
+		Expect(env.Client.Create(ctx, k)).To(Succeed())
+		k.Spec.Revoked = false
+		expectInvalid(env.Client.Update(ctx, k), "a revoked key cannot be reinstated")
+
+		r := testgen.Recipient(ns, 43, func(r *payoutv1.Recipient) { r.Spec.Deactivated = true })
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.Deactivated = false
+		expectInvalid(env.Client.Update(ctx, r), "cannot be reactivated")
+
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa6", func(t *payoutv1.Transfer) { t.Spec.RefundRequested = true })
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		t.Spec.RefundRequested = false
+		expectInvalid(env.Client.Update(ctx, t), "a refund request cannot be withdrawn")
+	})
+
+	It("refuses bad decimals", func() {
+		for _, bad := range []payoutv1.USDAmount{"1.234", "abc", "-5", "1,5", "01.00", "1e3", "10000000"} {
+			q := testgen.Quote(ns, "11111111-2222-4333-8444-666666666666", func(q *payoutv1.Quote) { q.Spec.SourceAmount = bad })
+			expectInvalid(env.Client.Create(ctx, q), "spec.sourceAmount")
+		}
+		pct := payoutv1.Decimal("1.5.0")
+		a := testgen.Account("bad-decimal", func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+		expectInvalid(env.Client.Create(ctx, a), "spec.serviceFee.percent")
+		pct = "150"
+		expectInvalid(env.Client.Create(ctx, a), "percent must be at most 100")
+	})
+
+	It("checks each account type's own details", func() {
+		r := testgen.Recipient(ns, 44, func(r *payoutv1.Recipient) { r.Spec.Details.IBAN = "" })
+		expectInvalid(env.Client.Create(ctx, r), "an iban recipient needs details.iban")
+		r = testgen.Recipient(ns, 45, func(r *payoutv1.Recipient) {
+			r.Spec.Type, r.Spec.Currency, r.Spec.Details = "email_recipient", "GBP", payoutv1.RecipientDetails{Email: "x@example.com"}
+			r.Spec.Country = ""
+		})
+		expectInvalid(env.Client.Create(ctx, r), "an email_recipient is EUR only")
+		r = testgen.Recipient(ns, 46, func(r *payoutv1.Recipient) {
+			r.Spec.Type, r.Spec.Currency, r.Spec.Country = "aba", "USD", "US"
+			r.Spec.Details = payoutv1.RecipientDetails{LegalType: "PRIVATE", ABARTN: "026009593", AccountNumber: "12345678",
+				Address: &payoutv1.PostalAddress{Country: "USA"}}
+		})
+		expectInvalid(env.Client.Create(ctx, r), "spec.details.address.country")
+		r = testgen.Recipient(ns, 47, func(r *payoutv1.Recipient) { r.Name = "48" })
+		expectInvalid(env.Client.Create(ctx, r), "a recipient is named by its id")
+	})
+
+	It("checks account settings", func() {
+		lo, hi := payoutv1.USDAmount("100"), payoutv1.USDAmount("10")
+		a := testgen.Account("limits-inverted", func(a *payoutv1.PayoutAccount) { a.Spec.AmountLimits = payoutv1.AmountLimits{Min: &lo, Max: &hi} })
+		expectInvalid(env.Client.Create(ctx, a), "min must not exceed max")
+		a = testgen.Account("bad-cidr", func(a *payoutv1.PayoutAccount) { a.Spec.AllowedIPs = []string{"192.0.2.0/24", "not-a-cidr"} })
+		expectInvalid(env.Client.Create(ctx, a), "allowedIPs entries must be CIDRs")
+		a = testgen.Account(strings.Repeat("a", 51))
+		expectInvalid(env.Client.Create(ctx, a), "at most 50 characters")
+
+		// a create that leaves the switches out gets the local-run contract's defaults
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": payoutv1.GroupVersion.String(), "kind": "PayoutAccount",
+			"metadata": map[string]any{"name": "defaults"},
+			"spec":     map[string]any{"email": "d@example.com"},
+		}}
+		Expect(env.Client.Create(ctx, u)).To(Succeed())
+		got := &payoutv1.PayoutAccount{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "defaults"}, got)).To(Succeed())
+		Expect(got.Spec).To(Equal(payoutv1.PayoutAccountSpec{
+			Email: "d@example.com", KYCRequired: false, V1Enabled: true, V2WalletScreening: true,
+			V2FeeStructure: false, SmartWalletDeployed: true,
+		}))
+	})
+
+	It("keeps the fee breakdown whole and a consumed quote consumed", func() {
+		q := testgen.Quote(ns, "11111111-2222-4333-8444-777777777777", func(q *payoutv1.Quote) { q.Spec.FeeFxAmount = nil })
+		expectInvalid(env.Client.Create(ctx, q), "the fee breakdown is present or absent as a whole")
+
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888888")
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q.Status.ConsumedBy = "aaaaaaaaaaaaaaaaaaaaaaa7"
+		Expect(env.Client.Status().Update(ctx, q)).To(Succeed())
+		q.Status.ConsumedBy = "aaaaaaaaaaaaaaaaaaaaaaa8"
+		expectInvalid(env.Client.Status().Update(ctx, q), "a quote is consumed once")
+	})
+})

@@ -1,0 +1,71 @@
+package controllers
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// ClaimReconciler releases claims whose holder never appeared. The facade claims a key before
+// it creates the holder; a crash between the two would otherwise reserve the key forever.
+type ClaimReconciler struct {
+	client.Client
+	// APIReader reads past the cache: a holder created a moment ago may not be cached yet, and
+	// releasing a live claim would let a key be used twice.
+	APIReader client.Reader
+	Clock     clock.PassiveClock
+	// Grace is how long a claim may wait for its holder.
+	Grace time.Duration
+}
+
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims/status,verbs=get;update;patch
+
+func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	claim := &payoutv1.Claim{}
+	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	holder := holderObject(claim.Spec.Kind)
+	key := client.ObjectKey{Namespace: claim.Spec.Holder.Namespace, Name: claim.Spec.Holder.Name}
+	err := r.Get(ctx, key, holder)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, holder)
+	}
+	before := claim.DeepCopy()
+	switch {
+	case err == nil:
+		setReady(claim, metav1.ConditionTrue, payoutv1.ClaimBoundReason, "held by "+key.String())
+		return ctrl.Result{}, patchStatus(ctx, r.Client, before, claim)
+	case !apierrors.IsNotFound(err):
+		return ctrl.Result{}, err
+	}
+	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
+		setReady(claim, metav1.ConditionFalse, payoutv1.ClaimPendingReason,
+			"waiting for "+key.String()+"; released after "+strconv.Itoa(int(r.Grace.Seconds()))+"s without it")
+		return ctrl.Result{RequeueAfter: wait}, patchStatus(ctx, r.Client, before, claim)
+	}
+	uid := claim.UID
+	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, claim, client.Preconditions{UID: &uid}))
+}
+
+// holderObject is an empty object of the kind that holds claims of kind.
+func holderObject(kind payoutv1.ClaimKind) client.Object {
+	if kind == payoutv1.ClaimRecipientID {
+		return &payoutv1.Recipient{}
+	}
+	return &payoutv1.Transfer{}
+}
+
+// SetupWithManager registers the controller.
+func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).For(&payoutv1.Claim{}).Named("claim").Complete(r)
+}

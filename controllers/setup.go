@@ -1,0 +1,68 @@
+// Package controllers holds one reconciler per resource of the payout service. Reconcilers are
+// thin: they load from the cache, decide with pure functions, and write status.
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// Options configure the controllers.
+type Options struct {
+	Clock clock.Clock
+	// QuoteRetention keeps expired quotes this long before deleting them.
+	QuoteRetention time.Duration
+	// ClaimGrace is how long a uniqueness claim waits for its holder before it is released.
+	ClaimGrace time.Duration
+	// WatchedNetworks reports the networks this deployment detects deposits on.
+	WatchedNetworks func(payoutv1.Network) bool
+}
+
+// DefaultOptions are the production defaults.
+func DefaultOptions() Options {
+	return Options{
+		Clock:           clock.RealClock{},
+		QuoteRetention:  10 * time.Minute,
+		ClaimGrace:      2 * time.Minute,
+		WatchedNetworks: func(payoutv1.Network) bool { return false },
+	}
+}
+
+// Setup registers every controller with the manager, and the default deposit options once the
+// manager has started (they are created when missing, never overwritten).
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
+	steps := []func() error{
+		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error { return SetupAPIKeyController(mgr, o.Clock) },
+		func() error { return SetupRecipientController(mgr) },
+		func() error { return SetupWalletControllers(mgr) },
+		func() error { return SetupDepositOptionController(mgr, o.WatchedNetworks) },
+		func() error {
+			return (&QuoteReconciler{Client: mgr.GetClient(), Clock: o.Clock, Retention: o.QuoteRetention}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Grace: o.ClaimGrace}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock}).SetupWithManager(mgr)
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return mgr.Add(runnableFunc(func(ctx context.Context) error {
+		return EnsureDepositOptions(ctx, mgr.GetClient())
+	}))
+}
+
+// runnableFunc runs once when the manager starts (after the leader election when it needs one).
+type runnableFunc func(context.Context) error
+
+func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }

@@ -1,0 +1,78 @@
+// Package testenv starts the real control plane (kube-apiserver and etcd, built by `make
+// control-plane`) for the Ginkgo suites, with the project's CRDs installed.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// Root is the checkout's top directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Scheme holds the built-in kinds and the kinds of this project.
+func Scheme() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := payoutv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Env is a running control plane.
+type Env struct {
+	*envtest.Environment
+	Config *rest.Config
+	Client client.Client
+}
+
+// Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default bin/k8s of the checkout)
+// and installs the CRDs of config/crd/bases.
+func Start() (*Env, error) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(Root(), "bin", "k8s")
+	}
+	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
+		return nil, fmt.Errorf("no kube-apiserver in %s: run `make control-plane` (or `make test`) first: %w", assets, err)
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(Root(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                Scheme(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Env{Environment: env, Config: cfg, Client: c}, nil
+}
+
+// GroupResource is a resource of this project's group.
+func GroupResource(resource string) schema.GroupResource {
+	return schema.GroupResource{Group: payoutv1.GroupVersion.Group, Resource: resource}
+}
