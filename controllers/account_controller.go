@@ -9,13 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/tenancy"
 )
-
-// AccountLabel marks the namespace of an account with the account's name.
-const AccountLabel = "payout.stablepay.dev/account"
 
 // Account reasons of the Ready condition.
 const (
@@ -51,11 +48,8 @@ func (r *PayoutAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	err := r.Get(ctx, client.ObjectKey{Name: nsName}, ns)
 	switch {
 	case apierrors.IsNotFound(err):
-		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName, Labels: map[string]string{AccountLabel: acct.Name}}}
-		if err := controllerutil.SetControllerReference(acct, ns, r.Scheme()); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := r.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		ns = tenancy.Namespace(acct)
+		if err := tenancy.EnsureNamespace(ctx, r.Client, acct); err != nil {
 			return ctrl.Result{}, err
 		}
 	case err != nil:
@@ -64,9 +58,9 @@ func (r *PayoutAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	acct.Status.Namespace = nsName
 	switch {
-	case ns.Labels[AccountLabel] != "" && ns.Labels[AccountLabel] != acct.Name:
+	case ns.Labels[tenancy.AccountLabel] != "" && ns.Labels[tenancy.AccountLabel] != acct.Name:
 		setReady(acct, metav1.ConditionFalse, AccountNamespaceConflictReason,
-			fmt.Sprintf("namespace %s belongs to account %s", nsName, ns.Labels[AccountLabel]))
+			fmt.Sprintf("namespace %s belongs to account %s", nsName, ns.Labels[tenancy.AccountLabel]))
 	case !ns.DeletionTimestamp.IsZero():
 		setReady(acct, metav1.ConditionFalse, AccountNamespaceTerminatingReason, "namespace "+nsName+" is being deleted")
 	default:

@@ -35,7 +35,7 @@ func DefaultOptions() Options {
 
 // Setup registers every controller with the manager, and the default deposit options once the
 // manager has started (they are created when missing, never overwritten).
-func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
+func Setup(mgr ctrl.Manager, o Options) error {
 	steps := []func() error{
 		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },

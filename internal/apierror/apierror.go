@@ -13,15 +13,17 @@ import (
 type Code string
 
 const (
-	Invalid         Code = "invalid"           // 400: fix the request
-	TooLarge        Code = "too_large"         // 413: send less
-	Unauthorized    Code = "unauthorized"      // 401: bad or missing credentials
-	Forbidden       Code = "forbidden"         // 403: not permitted for this account or wallet
-	NotFound        Code = "not_found"         // 404: no such object
-	Conflict        Code = "conflict"          // 409: clashes with stored state
-	TooManyRequests Code = "too_many_requests" // 429: slow down
-	Unavailable     Code = "unavailable"       // 503: a dependency is down; fail closed, retry later
-	Internal        Code = "internal"          // 500: our fault
+	Invalid          Code = "invalid"            // 400: fix the request
+	TooLarge         Code = "too_large"          // 413: send less
+	Unauthorized     Code = "unauthorized"       // 401: bad or missing credentials
+	Forbidden        Code = "forbidden"          // 403: not permitted for this account or wallet
+	NotFound         Code = "not_found"          // 404: no such object
+	MethodNotAllowed Code = "method_not_allowed" // 405: the path takes other methods
+	Conflict         Code = "conflict"           // 409: clashes with stored state
+	TooManyRequests  Code = "too_many_requests"  // 429: slow down
+	Unavailable      Code = "unavailable"        // 503: a dependency is down; fail closed, retry later
+	Internal         Code = "internal"           // 500: our fault
+	NotImplemented   Code = "not_implemented"    // 501: this deployment cannot do it yet
 )
 
 // Error is an error meant for the API caller.
@@ -56,11 +58,11 @@ func CodeOf(err error) Code {
 	return Internal
 }
 
-// MessageOf returns the caller-facing text of err; internal errors get a fixed text so that
-// nothing of their cause leaks.
+// MessageOf returns the caller-facing text of err; internal errors, coded or not, get a fixed
+// text so that nothing of their cause leaks.
 func MessageOf(err error) string {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e.Code != Internal {
 		return e.Message
 	}
 	return "internal error"

@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+)
+
+// depositOption is one entry of spec 2.3.
+type depositOption struct {
+	Token        string `json:"token"`
+	Network      string `json:"network"`
+	Label        string `json:"label"`
+	TokenLabel   string `json:"tokenLabel"`
+	NetworkLabel string `json:"networkLabel"`
+	Status       string `json:"status"`
+}
+
+var networkLabels = map[payoutv1.Network]string{
+	payoutv1.NetworkArbitrum: "Arbitrum", payoutv1.NetworkAvalanche: "Avalanche", payoutv1.NetworkBase: "Base",
+	payoutv1.NetworkEthereum: "Ethereum", payoutv1.NetworkPolygon: "Polygon", payoutv1.NetworkSolana: "Solana",
+	payoutv1.NetworkTron: "Tron",
+}
+
+// handleDepositOptions serves GET /api/payouts/deposit-options (spec 4.1) from the
+// DepositOption resources: an option is available when an operator has it enabled and its
+// controller found the network watched.
+func (s *Server) handleDepositOptions(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+	list := &payoutv1.DepositOptionList{}
+	if err := s.cfg.Client.List(r.Context(), list); err != nil {
+		return err
+	}
+	opts := make([]depositOption, 0, len(list.Items))
+	for _, o := range list.Items {
+		tokenLabel := strings.ToUpper(string(o.Spec.Token))
+		networkLabel := networkLabels[o.Spec.Network]
+		label := o.Spec.Label
+		if label == "" {
+			label = tokenLabel + " on " + networkLabel
+		}
+		status := "unavailable"
+		if o.Spec.Enabled && o.Status.Available {
+			status = "available"
+		}
+		opts = append(opts, depositOption{Token: string(o.Spec.Token), Network: string(o.Spec.Network),
+			Label: label, TokenLabel: tokenLabel, NetworkLabel: networkLabel, Status: status})
+	}
+	sort.Slice(opts, func(i, j int) bool {
+		if opts[i].Token != opts[j].Token {
+			return opts[i].Token < opts[j].Token
+		}
+		return opts[i].Network < opts[j].Network
+	})
+	writeJSON(w, http.StatusOK, map[string]any{"options": opts})
+	return nil
+}
+
+// requirementsResponse is the body of spec 4.2 and 4.3.
+type requirementsResponse struct {
+	Data []bankaccount.AccountType `json:"data"`
+}
+
+// handleRequirements serves GET /api/payouts/account-requirements?currency= (spec 4.2). The
+// other listing's source, target and sourceAmount parameters are accepted and ignored: the
+// fields depend on the target currency only.
+func (s *Server) handleRequirements(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+	currency, err := requirementsCurrency(r)
+	if err != nil {
+		return err
+	}
+	types, err := s.cfg.Catalog.Requirements(currency)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, requirementsResponse{Data: types})
+	return nil
+}
+
+// handleRequirementsRefresh serves POST /api/payouts/account-requirements?currency= (spec 4.3):
+// the field list for the details gathered so far.
+func (s *Server) handleRequirementsRefresh(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+	currency, err := requirementsCurrency(r)
+	if err != nil {
+		return err
+	}
+	b, err := decodeBody(r)
+	if err != nil {
+		return err
+	}
+	typ, err := b.requiredStr("type")
+	if err != nil {
+		return err
+	}
+	details, _, err := b.object("details")
+	if err != nil {
+		return err
+	}
+	if err := b.unknown(); err != nil {
+		return err
+	}
+	types, err := s.cfg.Catalog.Refresh(currency, typ, details)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, requirementsResponse{Data: types})
+	return nil
+}
+
+func requirementsCurrency(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	currency := q.Get("currency")
+	if currency == "" {
+		currency = q.Get("target")
+	}
+	if currency == "" {
+		return "", apierror.FieldErrorf("currency", "is required (an ISO 4217 code of a supported currency)")
+	}
+	return currency, nil
+}

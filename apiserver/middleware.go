@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/stablepay/payout-operator/internal/apierror"
+)
+
+// record is what the access log reports about one request; handlers and middleware fill it in.
+type record struct {
+	id      string
+	status  int
+	bytes   int
+	ip      string
+	account string
+	keyID   string
+	err     error
+}
+
+type recordKey struct{}
+
+func recordOf(r *http.Request) *record {
+	rec, _ := r.Context().Value(recordKey{}).(*record)
+	return rec
+}
+
+// recorder keeps the status and size of the response for the access log and the panic handler.
+type recorder struct {
+	http.ResponseWriter
+	rec         *record
+	wroteHeader bool
+}
+
+func (w *recorder) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.wroteHeader = true
+		w.rec.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.rec.bytes += n
+	return n, err
+}
+
+// observe is the outermost middleware: request id, panic recovery and the access log. A panic
+// in a handler becomes a 500 with the error body; the server stays up.
+func observe(log logr.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &record{id: requestID(r)}
+		w.Header().Set("X-Request-Id", rec.id)
+		rw := &recorder{ResponseWriter: w, rec: rec}
+		r = r.WithContext(context.WithValue(r.Context(), recordKey{}, rec))
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error(nil, "handler panicked", "requestId", rec.id, "panic", p, "stack", string(debug.Stack()))
+				if !rw.wroteHeader {
+					writeError(rw, r, apierror.Errorf(apierror.Internal, "panic"))
+				}
+			}
+			kv := []any{"requestId", rec.id, "method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"bytes", rec.bytes, "durationMs", float64(time.Since(start).Microseconds()) / 1000, "ip", rec.ip}
+			if rec.account != "" {
+				kv = append(kv, "account", rec.account, "keyId", rec.keyID)
+			}
+			if rec.err != nil {
+				log.Error(rec.err, "request failed", kv...)
+				return
+			}
+			log.V(1).Info("request", kv...)
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// requestID takes a caller's X-Request-Id when it is short and plain, else makes one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && isToken(id) {
+		return id
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// limitBody caps request bodies; reading past the cap fails with *http.MaxBytesError, which
+// the decoder turns into a 413.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			writeError(w, r, apierror.Errorf(apierror.TooLarge, "request body too large: at most %d bytes", max))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}

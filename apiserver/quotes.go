@@ -1,0 +1,234 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/pricing"
+)
+
+// quoteValidity is the life of a quote (spec 8.2).
+const quoteValidity = payoutv1.QuoteValiditySeconds * time.Second
+
+// quoteJSON is the quote of spec 2.4.
+type quoteJSON struct {
+	QuoteID           string         `json:"quoteId"`
+	SourceAmount      jsonDecimal    `json:"sourceAmount"`
+	ProviderCharge    *jsonDecimal   `json:"providerCharge,omitempty"`
+	ServiceFeePercent jsonDecimal    `json:"serviceFeePercent"`
+	ServiceFeeFixed   *jsonDecimal   `json:"serviceFeeFixed,omitempty"`
+	TargetCurrency    string         `json:"targetCurrency"`
+	USDToTargetRate   jsonDecimal    `json:"usdToTargetRate"`
+	Quote             settlementJSON `json:"quote"`
+}
+
+// settlementJSON is the inner quote object of spec 2.4; the breakdown is null, not absent,
+// when there is none.
+type settlementJSON struct {
+	TargetAmount      jsonDecimal  `json:"targetAmount"`
+	TransferFee       jsonDecimal  `json:"transferFee"`
+	FeeFxPercent      *jsonDecimal `json:"feeFxPercent"`
+	FeeFxAmount       *jsonDecimal `json:"feeFxAmount"`
+	FeePayoutAmount   *jsonDecimal `json:"feePayoutAmount"`
+	EstimatedDelivery string       `json:"estimatedDelivery"`
+}
+
+// handleQuote serves GET /api/payouts/quote (spec 4.9): prices the amount and stores the quote
+// as a Quote resource, valid five minutes and usable once.
+func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	q := r.URL.Query()
+	currency, err := pricing.ParseCurrencyField("targetCurrency", q.Get("targetCurrency"))
+	if err != nil {
+		return err
+	}
+	if !q.Has("sourceAmount") {
+		return apierror.FieldErrorf("sourceAmount", "is required (USD, 0.01 to 1000000)")
+	}
+	amount, err := pricing.ParseSourceAmount(q.Get("sourceAmount"))
+	if err != nil {
+		return err
+	}
+	if err := pricing.CheckLimits(amount, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
+		return err
+	}
+	v2, err := queryBool(q.Get("v2_offloader"), "v2_offloader")
+	if err != nil {
+		return err
+	}
+	recipientType := q.Get("recipientType")
+	if err := s.checkRecipientType(currency, recipientType); err != nil {
+		return err
+	}
+	rates, err := s.cfg.Rates.Rates(r.Context())
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now()
+	// v2_offloader counts only for accounts on the v2 fee structure (spec 2.4, CONTRACT).
+	v2 = v2 && c.Account.Spec.V2FeeStructure
+	priced, err := pricing.Price(pricing.QuoteInput{
+		SourceAmount:      amount,
+		TargetCurrency:    currency,
+		ServiceFeePercent: accountFeePercent(c.Account),
+		ServiceFeeFixed:   accountFeeFixed(c.Account),
+		V2Offloader:       v2,
+		EmailRecipient:    recipientType == bankaccount.EmailRecipientType,
+		Rates:             rates,
+		Now:               now,
+	})
+	if err != nil {
+		return err
+	}
+	quote := quoteResource(c, uuid.NewString(), priced, v2, recipientType, now)
+	if err := s.cfg.Client.Create(r.Context(), quote); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, quoteView(quote))
+	return nil
+}
+
+// checkRecipientType accepts no type, email_recipient (EUR only, spec 2.1.1) or an account type
+// the currency pays out to.
+func (s *Server) checkRecipientType(currency, typ string) error {
+	switch typ {
+	case "":
+		return nil
+	case bankaccount.EmailRecipientType:
+		if currency != "EUR" {
+			return apierror.FieldErrorf("recipientType", "email_recipient pays out in EUR only")
+		}
+		return nil
+	}
+	types, err := s.cfg.Catalog.Requirements(currency)
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		if t.Type == typ {
+			return nil
+		}
+	}
+	return apierror.FieldErrorf("recipientType", "%s does not pay out to account type %q", currency, typ)
+}
+
+// quoteResource stores a priced quote.
+func quoteResource(c *Caller, id string, p *pricing.QuoteResult, v2 bool, recipientType string, now time.Time) *payoutv1.Quote {
+	minor, _ := pricing.MinorUnits(p.TargetCurrency)
+	spec := payoutv1.QuoteSpec{
+		Account:           c.Account.Name,
+		SourceAmount:      payoutv1.USDAmount(p.SourceAmount.StringFixed(2)),
+		TargetCurrency:    payoutv1.CurrencyCode(p.TargetCurrency),
+		USDToTargetRate:   payoutv1.Decimal(p.UsdToTargetRate.String()),
+		ServiceFeePercent: payoutv1.Decimal(p.ServiceFeePercent.String()),
+		TargetAmount:      payoutv1.Decimal(p.Quote.TargetAmount.StringFixed(minor)),
+		TransferFee:       payoutv1.Decimal(p.Quote.TransferFee.StringFixed(2)),
+		EstimatedDelivery: metav1.NewTime(p.Quote.EstimatedDelivery),
+		ExpiresAt:         metav1.NewTime(now.Add(quoteValidity)),
+		V2Offloader:       v2,
+		RecipientType:     recipientType,
+		RateSource:        p.RatesSource + " as of " + p.RatesAsOf.UTC().Format(time.RFC3339),
+	}
+	if p.ProviderCharge != nil {
+		d := payoutv1.Decimal(p.ProviderCharge.StringFixed(2))
+		spec.ProviderCharge = &d
+	}
+	if p.ServiceFeeFixed != nil {
+		d := payoutv1.Decimal(p.ServiceFeeFixed.StringFixed(2))
+		spec.ServiceFeeFixed = &d
+	}
+	if p.Quote.FeeFxAmount != nil {
+		pct, fx, po := payoutv1.Decimal(p.Quote.FeeFxPercent.String()), payoutv1.Decimal(p.Quote.FeeFxAmount.StringFixed(2)), payoutv1.Decimal(p.Quote.FeePayoutAmount.StringFixed(2))
+		spec.FeeFxPercent, spec.FeeFxAmount, spec.FeePayoutAmount = &pct, &fx, &po
+	}
+	return &payoutv1.Quote{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(), Name: id},
+		Spec:       spec,
+	}
+}
+
+// quoteView renders a stored quote as spec 2.4.
+func quoteView(q *payoutv1.Quote) quoteJSON {
+	return quoteJSON{
+		QuoteID:           q.Name,
+		SourceAmount:      jsonDecimal(q.Spec.SourceAmount),
+		ProviderCharge:    optDecimal(q.Spec.ProviderCharge),
+		ServiceFeePercent: jsonDecimal(q.Spec.ServiceFeePercent),
+		ServiceFeeFixed:   optDecimal(q.Spec.ServiceFeeFixed),
+		TargetCurrency:    string(q.Spec.TargetCurrency),
+		USDToTargetRate:   jsonDecimal(q.Spec.USDToTargetRate),
+		Quote: settlementJSON{
+			TargetAmount:      jsonDecimal(q.Spec.TargetAmount),
+			TransferFee:       jsonDecimal(q.Spec.TransferFee),
+			FeeFxPercent:      optDecimal(q.Spec.FeeFxPercent),
+			FeeFxAmount:       optDecimal(q.Spec.FeeFxAmount),
+			FeePayoutAmount:   optDecimal(q.Spec.FeePayoutAmount),
+			EstimatedDelivery: q.Spec.EstimatedDelivery.UTC().Format(time.RFC3339),
+		},
+	}
+}
+
+// optDecimal renders a stored optional decimal (already valid number text) as JSON.
+func optDecimal(d *payoutv1.Decimal) *jsonDecimal {
+	if d == nil {
+		return nil
+	}
+	v := jsonDecimal(*d)
+	return &v
+}
+
+// queryBool reads an optional boolean query parameter strictly: true, false or absent.
+func queryBool(v, name string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apierror.FieldErrorf(name, "must be true or false")
+	}
+	return b, nil
+}
+
+// consumeQuote spends q for the transfer transferID. The status write carries the
+// resourceVersion q was read at, so of two consumers racing for one quote, on any number of
+// replicas, exactly one succeeds; the other re-reads it and finds it used.
+func (s *Server) consumeQuote(ctx context.Context, q *payoutv1.Quote, transferID string) error {
+	for {
+		switch {
+		case q.Status.ConsumedBy == transferID:
+			return nil
+		case q.Status.ConsumedBy != "":
+			return apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+		case !s.cfg.Clock.Now().Before(q.Spec.ExpiresAt.Time):
+			return apierror.FieldErrorf("quote_id", "the quote expired; get a new quote")
+		}
+		spent := q.DeepCopy()
+		now := metav1.NewTime(s.cfg.Clock.Now())
+		spent.Status.ConsumedBy, spent.Status.ConsumedAt = transferID, &now
+		apimeta.SetStatusCondition(&spent.Status.Conditions, metav1.Condition{
+			Type: payoutv1.ReadyCondition, Status: metav1.ConditionFalse, Reason: payoutv1.QuoteConsumedReason,
+			Message: "used by transfer " + transferID, ObservedGeneration: spent.Generation,
+		})
+		err := s.cfg.Client.Status().Update(ctx, spent)
+		if err == nil {
+			*q = *spent
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(q), q); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/shopspring/decimal"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+)
+
+func quotePath(currency, amount string, extra ...string) string {
+	q := url.Values{"targetCurrency": {currency}, "sourceAmount": {amount}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		q.Set(extra[i], extra[i+1])
+	}
+	return "/api/payouts/quote?" + q.Encode()
+}
+
+func dec(v any) decimal.Decimal {
+	GinkgoHelper()
+	n, ok := v.(json.Number)
+	Expect(ok).To(BeTrue(), "%v (%T) is not a JSON number", v, v)
+	return decimal.RequireFromString(n.String())
+}
+
+var _ = Describe("quotes (spec 4.9, 2.4)", func() {
+	It("prices each currency, stores the quote and keeps the fee breakdown exact", func() {
+		acct := newAccount()
+		for _, cur := range []string{"EUR", "GBP", "USD", "PHP", "JPY", "KWD"} {
+			r := acct.c.get(quotePath(cur, "25.00"))
+			Expect(r.status).To(Equal(200), "%s", r)
+			q := r.json()
+			id := q["quoteId"].(string)
+			Expect(uuid.Parse(id)).Error().NotTo(HaveOccurred())
+			Expect(dec(q["sourceAmount"]).Equal(decimal.RequireFromString("25"))).To(BeTrue())
+			Expect(q["targetCurrency"]).To(Equal(cur))
+			Expect(dec(q["serviceFeePercent"]).IsZero()).To(BeTrue())
+			in := q["quote"].(map[string]any)
+			fee, fx, po := dec(in["transferFee"]), dec(in["feeFxAmount"]), dec(in["feePayoutAmount"])
+			Expect(fx.Add(po).Equal(fee)).To(BeTrue(), "%s: %s + %s != %s", cur, fx, po, fee)
+
+			stored := &payoutv1.Quote{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}, stored)).To(Succeed())
+			Expect(string(stored.Spec.TargetAmount)).To(Equal(string(in["targetAmount"].(json.Number))))
+			Expect(stored.Spec.ExpiresAt.Time).To(BeTemporally("~", fakeNow.Now().Add(5*time.Minute), time.Second))
+		}
+	})
+
+	It("prices an e-mail recipient without a transfer fee or breakdown", func() {
+		acct := newAccount()
+		q := acct.c.get(quotePath("EUR", "40.00", "recipientType", "email_recipient")).json()["quote"].(map[string]any)
+		Expect(dec(q["transferFee"]).IsZero()).To(BeTrue())
+		Expect(q["feeFxPercent"]).To(BeNil())
+		Expect(q["feeFxAmount"]).To(BeNil())
+		Expect(q["feePayoutAmount"]).To(BeNil())
+		Expect(errorText(acct.c.get(quotePath("GBP", "40.00", "recipientType", "email_recipient")), 400)).To(HavePrefix("recipientType"))
+		Expect(errorText(acct.c.get(quotePath("GBP", "40.00", "recipientType", "no_such_type")), 400)).To(HavePrefix("recipientType"))
+	})
+
+	It("adds 20 basis points for v2 offloaders and only for them", func() {
+		pct := payoutv1.Decimal("1.5")
+		plain := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+		Expect(plain.c.get(quotePath("EUR", "30.00", "v2_offloader", "true")).json()["serviceFeePercent"]).To(Equal(json.Number("1.5")))
+		v2 := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct; a.Spec.V2FeeStructure = true })
+		q := v2.c.get(quotePath("EUR", "30.00", "v2_offloader", "true")).json()
+		Expect(q["serviceFeePercent"]).To(Equal(json.Number("1.7")))
+		Expect(q).NotTo(HaveKey("providerCharge"))
+		if f, ok := q["serviceFeeFixed"]; ok {
+			Expect(dec(f).IsZero()).To(BeTrue())
+		}
+		Expect(v2.c.get(quotePath("EUR", "30.00")).json()["serviceFeePercent"]).To(Equal(json.Number("1.5")))
+		Expect(errorText(v2.c.get(quotePath("EUR", "30.00", "v2_offloader", "maybe")), 400)).To(HavePrefix("v2_offloader"))
+	})
+
+	It("enforces the amount bounds, the account limits and the currencies", func() {
+		lo, hi := payoutv1.USDAmount("10"), payoutv1.USDAmount("100")
+		acct := newAccount()
+		limited := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.AmountLimits = payoutv1.AmountLimits{Min: &lo, Max: &hi} })
+		for _, ok := range []string{"0.01", "1000000"} {
+			Expect(acct.c.get(quotePath("EUR", ok)).status).To(Equal(200))
+		}
+		for _, bad := range []string{"0", "0.009", "-5", "1000000.01", "abc", "", "1e3"} {
+			Expect(errorText(acct.c.get(quotePath("EUR", bad)), 400)).To(HavePrefix("sourceAmount"), "amount %q", bad)
+		}
+		Expect(errorText(acct.c.get("/api/payouts/quote?targetCurrency=EUR"), 400)).To(HavePrefix("sourceAmount"))
+		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20"), 400)).To(HavePrefix("targetCurrency"))
+		Expect(errorText(acct.c.get(quotePath("BGN", "20")), 400)).To(ContainSubstring("EUR"))
+		errorText(acct.c.get(quotePath("XYZ", "20")), 400)
+		for _, ok := range []string{"10", "50.00", "100"} {
+			Expect(limited.c.get(quotePath("EUR", ok)).status).To(Equal(200))
+		}
+		for _, bad := range []string{"9.99", "100.01"} {
+			Expect(errorText(limited.c.get(quotePath("EUR", bad)), 400)).To(HavePrefix("sourceAmount"))
+		}
+	})
+
+	It("is consumed exactly once when 20 transfers race for it", func() {
+		acct := newAccount()
+		id := acct.c.get(quotePath("EUR", "25.00")).json()["quoteId"].(string)
+		key := client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}
+		var wg sync.WaitGroup
+		results := make([]error, 20)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				q := &payoutv1.Quote{}
+				Expect(srv.cfg.APIReader.Get(ctx, key, q)).To(Succeed())
+				results[i] = srv.consumeQuote(ctx, q, fmt.Sprintf("%024x", i+1))
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range results {
+			if err == nil {
+				wins++
+				continue
+			}
+			Expect(apierror.CodeOf(err)).To(Equal(apierror.Invalid), "%v", err)
+			Expect(err.Error()).To(ContainSubstring("already used"))
+		}
+		Expect(wins).To(Equal(1))
+		q := &payoutv1.Quote{}
+		Expect(env.Client.Get(ctx, key, q)).To(Succeed())
+		Expect(q.Status.ConsumedBy).To(HaveLen(24))
+	})
+
+	It("cannot be consumed once expired", func() {
+		acct := newAccount()
+		id := acct.c.get(quotePath("EUR", "25.00")).json()["quoteId"].(string)
+		q := &payoutv1.Quote{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}, q)).To(Succeed())
+		later := q.DeepCopy()
+		later.Spec.ExpiresAt.Time = fakeNow.Now().Add(-time.Second)
+		err := srv.consumeQuote(ctx, later, fmt.Sprintf("%024x", 99))
+		Expect(err).To(MatchError(ContainSubstring("expired")))
+	})
+})

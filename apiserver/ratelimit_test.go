@@ -1,0 +1,72 @@
+package apiserver
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("rate limits (spec 8.1)", func() {
+	It("carry the per-endpoint limit on every authenticated answer", func() {
+		acct := newAccount()
+		unknown := "/api/payouts/recipients/987654321"
+		cases := []struct {
+			method, path string
+			body         any
+			limit        int
+		}{
+			{"GET", "/api/payouts/account-requirements?currency=EUR", nil, 500},
+			{"POST", "/api/payouts/account-requirements?currency=EUR", map[string]any{"type": "iban", "details": map[string]any{"legalType": "PRIVATE"}}, 500},
+			{"GET", "/api/payouts/deposit-options", nil, 60},
+			{"GET", "/api/payouts/fee?amount=10", nil, 60},
+			{"GET", "/api/payouts/amount-limits", nil, 60},
+			{"GET", "/api/payouts/quote?targetCurrency=EUR&sourceAmount=10", nil, 20},
+			{"POST", "/api/payouts/transfer", map[string]any{}, 20},
+			{"POST", "/api/payouts/transfer/v2", map[string]any{}, 20},
+			{"POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{}, 20},
+			{"GET", "/api/payouts/transfer/" + strings.Repeat("0", 24), nil, 30},
+			{"GET", "/api/payouts/recipients", nil, 30},
+			{"POST", "/api/payouts/recipients", map[string]any{}, 30},
+			{"GET", unknown, nil, 30},
+			{"PATCH", unknown, map[string]any{"accountHolderName": "Nobody"}, 30},
+			{"DELETE", unknown, nil, 30},
+		}
+		now := time.Now().Unix()
+		for _, tc := range cases {
+			r := acct.c.do(tc.method, tc.path, tc.body)
+			Expect(r.status).To(BeNumerically("<", 500), "%s %s: %s", tc.method, tc.path, r)
+			Expect(r.status).NotTo(Equal(401))
+			Expect(r.header.Get("X-RateLimit-Limit")).To(Equal(strconv.Itoa(tc.limit)), "%s %s", tc.method, tc.path)
+			rem, err := strconv.Atoi(r.header.Get("X-RateLimit-Remaining"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rem).To(BeNumerically("<", tc.limit))
+			reset, err := strconv.ParseInt(r.header.Get("X-RateLimit-Reset"), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(reset).To(BeNumerically("~", now+60, 5))
+		}
+	})
+
+	It("refuses the 21st quote of a key in a minute with 429 and the headers", func() {
+		acct := newAccount()
+		for i := range 20 {
+			r := acct.c.get("/api/payouts/quote?targetCurrency=EUR&sourceAmount=10")
+			Expect(r.status).To(Equal(200), "quote %d: %s", i+1, r)
+			Expect(r.header.Get("X-RateLimit-Remaining")).To(Equal(strconv.Itoa(19 - i)))
+		}
+		r := acct.c.get("/api/payouts/quote?targetCurrency=EUR&sourceAmount=10")
+		Expect(errorText(r, 429)).To(ContainSubstring("rate limit"))
+		Expect(r.header.Get("X-RateLimit-Limit")).To(Equal("20"))
+		Expect(r.header.Get("X-RateLimit-Remaining")).To(Equal("0"))
+		Expect(r.header.Get("Retry-After")).NotTo(BeEmpty())
+
+		// budgets are per key and per endpoint
+		Expect(acct.c.get("/api/payouts/amount-limits").status).To(Equal(200))
+		other := issueKey(acct.name)
+		c := newCaller("Bearer " + other.Full)
+		Eventually(func() int { return c.get("/api/payouts/quote?targetCurrency=EUR&sourceAmount=10").status }).
+			WithTimeout(10 * time.Second).Should(Equal(200))
+	})
+})

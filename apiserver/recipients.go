@@ -1,0 +1,363 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/index"
+)
+
+// recipientJSON is the recipient of spec 2.1.
+type recipientJSON struct {
+	ID                int64          `json:"id"`
+	AccountHolderName string         `json:"accountHolderName"`
+	Currency          string         `json:"currency"`
+	Type              string         `json:"type"`
+	Active            bool           `json:"active"`
+	Details           map[string]any `json:"details"`
+	Country           *string        `json:"country"`
+}
+
+func recipientView(rc *payoutv1.Recipient) recipientJSON {
+	var country *string
+	if rc.Spec.Country != "" {
+		c := string(rc.Spec.Country)
+		country = &c
+	}
+	return recipientJSON{
+		ID: rc.Spec.ID, AccountHolderName: rc.Spec.AccountHolderName, Currency: string(rc.Spec.Currency),
+		Type: rc.Spec.Type, Active: !rc.Spec.Deactivated, Details: detailsToAPI(rc.Spec.Details), Country: country,
+	}
+}
+
+// maxHolderName bounds accountHolderName (the schema's limit).
+const maxHolderName = 256
+
+// handleRecipientList serves GET /api/payouts/recipients (spec 4.4): the account's active
+// recipients, oldest first.
+func (s *Server) handleRecipientList(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	list := &payoutv1.RecipientList{}
+	if err := s.cfg.Client.List(r.Context(), list, client.InNamespace(c.Namespace())); err != nil {
+		return err
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i].CreationTimestamp, list.Items[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return list.Items[i].Spec.ID < list.Items[j].Spec.ID
+	})
+	data := []recipientJSON{}
+	for i := range list.Items {
+		if !list.Items[i].Spec.Deactivated {
+			data = append(data, recipientView(&list.Items[i]))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data})
+	return nil
+}
+
+// handleRecipientCreate serves POST /api/payouts/recipients (spec 4.5): KYC wallet (rule 1),
+// details (rule 2 and the account type's formats), sanctions screening (rule 3), then create.
+func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	b, err := decodeBody(r)
+	if err != nil {
+		return err
+	}
+	currency, err := b.requiredStr("currency")
+	if err != nil {
+		return err
+	}
+	typ, err := b.requiredStr("type")
+	if err != nil {
+		return err
+	}
+	name, err := holderName(b)
+	if err != nil {
+		return err
+	}
+	details, ok, err := b.object("details")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierror.FieldErrorf("details", "is required")
+	}
+	wallet, walletGiven, err := b.str("wallet")
+	if err != nil {
+		return err
+	}
+	if err := b.unknown(); err != nil {
+		return err
+	}
+	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
+		return err
+	}
+	valid, err := s.cfg.Catalog.Validate(currency, typ, details)
+	if err != nil {
+		return err
+	}
+	if err := s.screen(r.Context(), c, name, valid.Address); err != nil {
+		return err
+	}
+	stored, err := detailsFromAPI(details)
+	if err != nil {
+		return err
+	}
+	rc := &payoutv1.Recipient{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace()},
+		Spec: payoutv1.RecipientSpec{
+			AccountHolderName: name, Currency: payoutv1.CurrencyCode(valid.Currency), Type: valid.Type,
+			Details: stored, Country: payoutv1.CountryCode(valid.Country), Wallet: payoutv1.NormalizeWallet(wallet),
+		},
+	}
+	if err := s.createRecipient(r.Context(), rc); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, recipientView(rc))
+	return nil
+}
+
+// handleRecipientGet serves GET /api/payouts/recipients/{id} (spec 4.6). A deleted recipient
+// stays readable, inactive.
+func (s *Server) handleRecipientGet(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	rc, err := s.findRecipient(r.Context(), c, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, recipientView(rc))
+	return nil
+}
+
+// handleRecipientPatch serves PATCH /api/payouts/recipients/{id} (spec 4.7). Recipients are
+// immutable, as bank accounts at a payout provider are: an update creates a new recipient with
+// a new id and deactivates the old one, so transfers in flight keep the recipient they were
+// created for. Any change is re-screened (a new address can complete a sanctions match as
+// surely as a new name), and a refused update changes nothing.
+func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	b, err := decodeBody(r)
+	if err != nil {
+		return err
+	}
+	name, nameGiven, err := b.str("accountHolderName")
+	if err != nil {
+		return err
+	}
+	details, detailsGiven, err := b.object("details")
+	if err != nil {
+		return err
+	}
+	wallet, walletGiven, err := b.str("wallet")
+	if err != nil {
+		return err
+	}
+	if err := b.unknown(); err != nil {
+		return err
+	}
+	if !nameGiven && !detailsGiven {
+		return apierror.Errorf(apierror.Invalid, "at least one of accountHolderName and details is required")
+	}
+	if nameGiven {
+		if name, err = checkHolderName(name); err != nil {
+			return err
+		}
+	}
+	old, err := s.findRecipient(r.Context(), c, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
+		return err
+	}
+	if old.Spec.Deactivated {
+		return apierror.Errorf(apierror.Invalid, "recipient %d is deleted and cannot be updated", old.Spec.ID)
+	}
+
+	next := old.Spec.DeepCopy()
+	next.ID, next.Deactivated, next.ReplacedBy = 0, false, nil
+	if walletGiven {
+		next.Wallet = payoutv1.NormalizeWallet(wallet)
+	}
+	if nameGiven {
+		next.AccountHolderName = name
+	}
+	address, country := storedAddress(old), string(old.Spec.Country)
+	if detailsGiven {
+		valid, err := s.cfg.Catalog.Validate(string(old.Spec.Currency), old.Spec.Type, details)
+		if err != nil {
+			return err
+		}
+		if next.Details, err = detailsFromAPI(details); err != nil {
+			return err
+		}
+		address = valid.Address
+		// An update that does not touch the address keeps the stored country (spec 4.7).
+		if valid.Address != nil || old.Spec.Country == "" {
+			country = valid.Country
+		}
+	}
+	next.Country = payoutv1.CountryCode(country)
+	if err := s.screen(r.Context(), c, next.AccountHolderName, address); err != nil {
+		return err
+	}
+
+	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace()}, Spec: *next}
+	if err := s.createRecipient(r.Context(), rc); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(old.DeepCopy())
+	retired := old.DeepCopy()
+	retired.Spec.Deactivated, retired.Spec.ReplacedBy = true, &rc.Spec.ID
+	if err := s.cfg.Client.Patch(r.Context(), retired, patch); err != nil {
+		return err
+	}
+	s.awaitCached(r.Context(), retired)
+	writeJSON(w, http.StatusOK, recipientView(rc))
+	return nil
+}
+
+// handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8): the recipient's
+// transfers still in progress are failed first, then the recipient is deactivated for good.
+func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	q := r.URL.Query()
+	if err := s.checkWallet(r.Context(), c, "wallet", q.Get("wallet"), q.Has("wallet")); err != nil {
+		return err
+	}
+	rc, err := s.findRecipient(r.Context(), c, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	failed, err := s.failOpenTransfers(r.Context(), rc)
+	if err != nil {
+		return err
+	}
+	if !rc.Spec.Deactivated {
+		patch := client.MergeFrom(rc.DeepCopy())
+		rc = rc.DeepCopy()
+		rc.Spec.Deactivated = true
+		if err := s.cfg.Client.Patch(r.Context(), rc, patch); err != nil {
+			return err
+		}
+		s.awaitCached(r.Context(), rc)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Deleted         bool   `json:"deleted"`
+		ID              string `json:"id"`
+		TransfersFailed int    `json:"transfers_failed"`
+	}{true, strconv.FormatInt(rc.Spec.ID, 10), failed})
+	return nil
+}
+
+func holderName(b *body) (string, error) {
+	name, err := b.requiredStr("accountHolderName")
+	if err != nil {
+		return "", err
+	}
+	return checkHolderName(name)
+}
+
+func checkHolderName(name string) (string, error) {
+	if strings.TrimSpace(name) == "" {
+		return "", apierror.FieldErrorf("accountHolderName", "must not be blank")
+	}
+	if len(name) > maxHolderName {
+		return "", apierror.FieldErrorf("accountHolderName", "must be at most %d bytes", maxHolderName)
+	}
+	return name, nil
+}
+
+// findRecipient finds a recipient by its public id anywhere, then applies ownership: another
+// account's recipient is 403 (spec 4.6), an unknown id 404.
+func (s *Server) findRecipient(ctx context.Context, c *Caller, idText string) (*payoutv1.Recipient, error) {
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 || id > payoutv1.MaxRecipientID || strconv.FormatInt(id, 10) != idText {
+		return nil, apierror.FieldErrorf("id", "must be a recipient id (a positive integer)")
+	}
+	list := &payoutv1.RecipientList{}
+	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: idText}); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].Namespace == c.Namespace() {
+			return &list.Items[i], nil
+		}
+	}
+	if len(list.Items) > 0 {
+		return nil, apierror.Errorf(apierror.Forbidden, "recipient %d belongs to another account", id)
+	}
+	return nil, apierror.Errorf(apierror.NotFound, "recipient %d not found", id)
+}
+
+// createRecipient gives rc a fresh random id, claims it cluster-wide and creates it. Ids are
+// random in [10^12, 2^53) so that they are exact in JSON and cannot be guessed across accounts.
+func (s *Server) createRecipient(ctx context.Context, rc *payoutv1.Recipient) error {
+	for range 8 {
+		id := randomRecipientID()
+		idText := strconv.FormatInt(id, 10)
+		claim, err := s.claim(ctx, payoutv1.ClaimRecipientID, idText, payoutv1.ObjectRef{Namespace: rc.Namespace, Name: idText})
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rc.Name, rc.Spec.ID = idText, id
+		if err := s.cfg.Client.Create(ctx, rc); err != nil {
+			s.release(ctx, claim)
+			return err
+		}
+		s.awaitCached(ctx, rc)
+		return nil
+	}
+	return apierror.Errorf(apierror.Internal, "no free recipient id after 8 attempts")
+}
+
+func randomRecipientID() int64 {
+	const lo, span = int64(1e12), payoutv1.MaxRecipientID - int64(1e12)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return lo + int64(binary.BigEndian.Uint64(b[:])%uint64(span))
+}
+
+// storedAddress is a stored recipient's address as the screener reads it.
+func storedAddress(rc *payoutv1.Recipient) *bankaccount.Address {
+	a := rc.Spec.Details.Address
+	if a == nil {
+		return nil
+	}
+	return &bankaccount.Address{Country: string(a.Country), City: a.City, FirstLine: a.FirstLine, PostCode: a.PostCode, State: a.State}
+}
+
+// screen applies sanctions screening (spec 4.5 rule 3) to a holder name and, when the recipient
+// has details.address, its country and address. A match is logged for the audit trail and
+// answered 403; unavailable data is answered 503.
+func (s *Server) screen(_ context.Context, c *Caller, name string, addr *bankaccount.Address) error {
+	subj := sanctions.Subject{Name: name}
+	if addr != nil {
+		subj.Country = addr.Country
+		subj.Address = &sanctions.Address{Street: addr.FirstLine, City: addr.City, PostCode: addr.PostCode, State: addr.State}
+	}
+	m, err := s.cfg.Sanctions.Screen(subj)
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		s.cfg.Log.Info("recipient refused by sanctions screening", "account", c.Account.Name, "entNum", m.EntNum,
+			"sdnName", m.Name, "program", m.Program, "signals", m.Signals, "list", m.Source)
+		return m.APIError()
+	}
+	return nil
+}

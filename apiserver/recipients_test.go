@@ -1,0 +1,308 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+type obj = map[string]any
+
+func ibanBody(name string) obj {
+	return obj{"currency": "EUR", "type": "iban", "accountHolderName": name,
+		"details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}}
+}
+
+func sortCodeBody(name string) obj {
+	return obj{"currency": "GBP", "type": "sort_code", "accountHolderName": name,
+		"details": obj{"legalType": "PRIVATE", "sortCode": "040075", "accountNumber": "37618166"}}
+}
+
+func abaBody(name, country string) obj {
+	return obj{"currency": "USD", "type": "aba", "accountHolderName": name,
+		"details": obj{"legalType": "PRIVATE", "abartn": "026009593", "accountNumber": "12345678", "accountType": "CHECKING",
+			"address": obj{"country": country, "city": "New York", "firstLine": "1 Main Street", "postCode": "10001", "state": "NY"}}}
+}
+
+func emailBody(name string) obj {
+	return obj{"currency": "EUR", "type": "email_recipient", "accountHolderName": name, "details": obj{"email": "payee@example.com"}}
+}
+
+// create posts a recipient, expects 201 and returns it.
+func (a *account) create(body obj) map[string]any {
+	GinkgoHelper()
+	r := a.c.post("/api/payouts/recipients", body)
+	Expect(r.status).To(Equal(201), "%s", r)
+	return r.json()
+}
+
+func idOf(m map[string]any) int64 {
+	GinkgoHelper()
+	n, err := m["id"].(json.Number).Int64()
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+func rpath(id int64) string { return "/api/payouts/recipients/" + strconv.FormatInt(id, 10) }
+
+// sameJSON compares a response's details with what was sent.
+func sameJSON(got, want any) {
+	GinkgoHelper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	Expect(string(g)).To(MatchJSON(string(w)))
+}
+
+var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
+	var acct *account
+	BeforeEach(func() { acct = newAccount() })
+
+	It("creates each documented type, echoes it and reads it back", func() {
+		for _, body := range []obj{ibanBody("Iban Holder"), sortCodeBody("Sort Holder"), abaBody("Aba Holder", "US"), emailBody("Mail Holder")} {
+			m := acct.create(body)
+			Expect(m["accountHolderName"]).To(Equal(body["accountHolderName"]))
+			Expect(m["currency"]).To(Equal(body["currency"]))
+			Expect(m["type"]).To(Equal(body["type"]))
+			Expect(m["active"]).To(BeTrue())
+			sameJSON(m["details"], body["details"])
+			Expect(idOf(m)).To(BeNumerically(">=", int64(1e12)))
+			Expect(idOf(m)).To(BeNumerically("<=", payoutv1.MaxRecipientID))
+			got := acct.c.get(rpath(idOf(m)))
+			Expect(got.status).To(Equal(200))
+			Expect(got.json()).To(Equal(m))
+		}
+		aba := acct.create(abaBody("Country Holder", "US"))
+		Expect(aba["country"]).To(Equal("US"))
+		Expect(acct.create(emailBody("No Country"))["country"]).To(BeNil())
+		Expect(acct.create(ibanBody("Implied Country"))["country"]).To(Equal("DE"), "an IBAN implies its country")
+	})
+
+	It("lists only the account's active recipients", func() {
+		other := newAccount()
+		keep := idOf(acct.create(ibanBody("Keep Holder")))
+		gone := idOf(acct.create(sortCodeBody("Gone Holder")))
+		foreign := idOf(other.create(ibanBody("Other Holder")))
+		Expect(acct.c.do("DELETE", rpath(gone), nil).status).To(Equal(200))
+		var ids []int64
+		for _, x := range acct.c.get("/api/payouts/recipients").json()["data"].([]any) {
+			ids = append(ids, idOf(x.(map[string]any)))
+		}
+		Expect(ids).To(Equal([]int64{keep}))
+		Expect(ids).NotTo(ContainElement(foreign))
+	})
+
+	It("answers another account's recipient with 403 and an unknown one with 404", func() {
+		other := newAccount()
+		id := idOf(acct.create(ibanBody("Owned Holder")))
+		for _, method := range []string{"GET", "PATCH", "DELETE"} {
+			var body any
+			if method == "PATCH" {
+				body = obj{"accountHolderName": "Hijack"}
+			}
+			errorText(other.c.do(method, rpath(id), body), 403)
+			Expect(errorText(acct.c.do(method, rpath(987654321), body), 404)).To(ContainSubstring("not found"))
+		}
+		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeTrue())
+		Expect(errorText(acct.c.get("/api/payouts/recipients/abc"), 400)).To(HavePrefix("id"))
+		Expect(errorText(acct.c.get("/api/payouts/recipients/0012"), 400)).To(HavePrefix("id"))
+	})
+
+	It("refuses invalid recipients with 400 naming the field, creating nothing", func() {
+		noCountry := abaBody("X Y", "US")
+		delete(noCountry["details"].(obj)["address"].(obj), "country")
+		cases := map[string]obj{
+			"details.address.country": abaBody("X Y", "USA"),
+			"currency":                {"type": "iban", "accountHolderName": "X Y", "details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}},
+			"type":                    {"currency": "EUR", "accountHolderName": "X Y", "details": obj{}},
+			"accountHolderName":       {"currency": "EUR", "type": "iban", "details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}},
+			"details":                 {"currency": "EUR", "type": "iban", "accountHolderName": "X Y"},
+			"details.iban":            {"currency": "EUR", "type": "iban", "accountHolderName": "X Y", "details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013001"}},
+		}
+		for field, body := range cases {
+			Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(HavePrefix(field), "case %s", field)
+		}
+		Expect(errorText(acct.c.post("/api/payouts/recipients", abaBody("X Y", "United States")), 400)).To(ContainSubstring("country"))
+		Expect(errorText(acct.c.post("/api/payouts/recipients", noCountry), 400)).To(ContainSubstring("country"))
+		Expect(errorText(acct.c.post("/api/payouts/recipients", obj{"currency": "GBP", "type": "email_recipient", "accountHolderName": "X Y", "details": obj{"email": "x@example.com"}}), 400)).To(ContainSubstring("EUR"))
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(BeEmpty())
+		list := &payoutv1.RecipientList{}
+		Expect(env.Client.List(ctx, list, client.InNamespace(payoutv1.AccountNamespace(acct.name)))).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+	})
+
+	It("updates under a new id, keeping the stored country, and retires the old one", func() {
+		body := abaBody("Patch Holder", "US")
+		id := idOf(acct.create(body))
+		r := acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Patched Holder"})
+		Expect(r.status).To(Equal(200), "%s", r)
+		m := r.json()
+		id2 := idOf(m)
+		Expect(id2).NotTo(Equal(id))
+		Expect(m["accountHolderName"]).To(Equal("Patched Holder"))
+		Expect(m["country"]).To(Equal("US"))
+		sameJSON(m["details"], body["details"])
+		old := acct.c.get(rpath(id)).json()
+		Expect(old["active"]).To(BeFalse())
+		Expect(old["accountHolderName"]).To(Equal("Patch Holder"))
+
+		nd := body["details"].(obj)
+		nd["accountNumber"] = "87654321"
+		m = acct.c.do("PATCH", rpath(id2), obj{"details": nd}).json()
+		Expect(m["details"].(map[string]any)["accountNumber"]).To(Equal("87654321"))
+		id3 := idOf(m)
+
+		errorText(acct.c.do("PATCH", rpath(id3), obj{}), 400)
+		partial := obj{"accountNumber": "11112222"}
+		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"details": partial}), 400)).To(HavePrefix("details."))
+		bad := obj{}
+		for k, v := range nd {
+			bad[k] = v
+		}
+		bad["address"] = obj{"country": "USA", "city": "New York", "firstLine": "1 Main Street", "postCode": "10001", "state": "NY"}
+		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"details": bad}), 400)).To(ContainSubstring("country"))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
+	})
+
+	It("deletes: inactive, unusable, and its transfers in progress failed and counted", func() {
+		id := idOf(acct.create(ibanBody("Delete Holder")))
+		ns := payoutv1.AccountNamespace(acct.name)
+		open1 := testgen.Transfer(ns, "cccccccccccccccccccccc01", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
+		open2 := testgen.Transfer(ns, "cccccccccccccccccccccc02", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
+		done := testgen.Transfer(ns, "cccccccccccccccccccccc03", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
+		for _, t := range []*payoutv1.Transfer{open1, open2, done} {
+			Expect(env.Client.Create(ctx, t)).To(Succeed())
+		}
+		// the transfer controller opens transfers concurrently: write the terminal status on the
+		// latest version
+		Eventually(func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(done), done); err != nil {
+				return err
+			}
+			done.Status.Phase = payoutv1.PhaseCompleted
+			return env.Client.Status().Update(ctx, done)
+		}).Should(Succeed())
+		// wait until the facade's cache holds the three transfers, the completed one as such
+		Eventually(func() payoutv1.TransferPhase {
+			got := &payoutv1.Transfer{}
+			for _, t := range []*payoutv1.Transfer{open1, open2} {
+				if srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(t), got) != nil {
+					return ""
+				}
+			}
+			if srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(done), got) != nil {
+				return ""
+			}
+			return got.Status.Phase
+		}).Should(Equal(payoutv1.PhaseCompleted))
+
+		r := acct.c.do("DELETE", rpath(id), nil)
+		Expect(r.body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":2}`, id)))
+		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeFalse())
+		for _, t := range []*payoutv1.Transfer{open1, open2} {
+			got := &payoutv1.Transfer{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
+			Expect(got.Status.Phase).To(Equal(payoutv1.PhaseFailed))
+			Expect(got.Status.Error).To(ContainSubstring("deleted"))
+		}
+		again := acct.c.do("DELETE", rpath(id), nil)
+		Expect(again.body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, id)))
+
+		q := acct.c.get(quotePath("EUR", "20.00")).json()["quoteId"]
+		tr := acct.c.post("/api/payouts/transfer", obj{"quote_id": q, "amount": json.Number("20.00"), "recipientId": id,
+			"customer_uuid": "7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d", "customer_email": "a@example.com", "source_token": "usdc",
+			"source_network": "base", "wallet_address": "0x8ba1f109551bD432803012645Ac136ddd64DBA72"})
+		Expect(errorText(tr, 400)).To(ContainSubstring("deleted"))
+	})
+})
+
+var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
+	It("requires a wallet verified for this account", func() {
+		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
+		other := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
+		wallet := "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		body := ibanBody("Kyc Holder")
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(HavePrefix("wallet"))
+		body["wallet"] = "not-a-wallet"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(HavePrefix("wallet"))
+		body["wallet"] = wallet
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 403)).To(ContainSubstring("KYC"))
+
+		Expect(env.Client.Create(ctx, testgen.Wallet(payoutv1.AccountNamespace(acct.name), strings.ToLower(wallet)))).To(Succeed())
+		var r *response
+		Eventually(func() int { r = acct.c.post("/api/payouts/recipients", body); return r.status }).Should(Equal(201))
+		id := idOf(r.json())
+		errorText(other.c.post("/api/payouts/recipients", body), 403)
+
+		errorText(acct.c.do("DELETE", rpath(id), nil), 400)
+		errorText(acct.c.do("DELETE", rpath(id)+"?wallet=0x0000000000000000000000000000000000000001", nil), 403)
+		Expect(acct.c.do("DELETE", rpath(id)+"?wallet="+wallet, nil).status).To(Equal(200))
+	})
+
+	It("fails closed with 503 when the verification service cannot answer", func() {
+		cfg := baseCfg
+		cfg.KYC = kyc.HTTP{BaseURL: "http://127.0.0.1:1", Timeout: time.Second}
+		down := openServer(cfg)
+		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
+		body := ibanBody("Kyc Holder")
+		body["wallet"] = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+		data, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", down.URL()+"/api/payouts/recipients", strings.NewReader(string(data)))
+		req.Header.Set("Authorization", acct.c.auth)
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(503))
+	})
+})
+
+var _ = Describe("sanctions screening (spec 4.5 rule 3, 4.7)", func() {
+	It("refuses a sanctioned holder on create and on rename, leaving the recipient unchanged", func() {
+		acct := newAccount()
+		Expect(errorText(acct.c.post("/api/payouts/recipients", emailBody("Banco Nacional de Cuba")), 403)).To(ContainSubstring("sanctions"))
+		Expect(errorText(acct.c.post("/api/payouts/recipients", emailBody("BANCO nacional DE cuba")), 403)).To(ContainSubstring("sanctions"))
+		id := idOf(acct.create(emailBody("Screened Holder")))
+		errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Banco Nacional de Cuba"}), 403)
+		got := acct.c.get(rpath(id)).json()
+		Expect(got["accountHolderName"]).To(Equal("Screened Holder"))
+		Expect(got["active"]).To(BeTrue())
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+	})
+
+	It("weighs country and address when both sides have them", func() {
+		acct := newAccount()
+		business := func(country, city, street, post string) obj {
+			return obj{"currency": "EUR", "type": "iban", "accountHolderName": "Mounir El Motassadeq",
+				"details": obj{"legalType": "BUSINESS", "iban": "DE89370400440532013000",
+					"address": obj{"country": country, "city": city, "firstLine": street, "postCode": post}}}
+		}
+		errorText(acct.c.post("/api/payouts/recipients", business("DE", "Hamburg", "Goschenstasse 13", "21073")), 403)
+		Expect(acct.c.post("/api/payouts/recipients", business("FR", "Paris", "1 Rue de Rivoli", "75001")).status).To(Equal(201))
+	})
+
+	It("fails closed with 503 when the screening data cannot be loaded", func() {
+		cfg := baseCfg
+		cfg.Sanctions = sanctions.NewScreener(func() (*sanctions.List, error) { return nil, errors.New("no data") })
+		down := openServer(cfg)
+		acct := newAccount()
+		data, _ := json.Marshal(emailBody("Anyone At All"))
+		req, _ := http.NewRequest("POST", down.URL()+"/api/payouts/recipients", strings.NewReader(string(data)))
+		req.Header.Set("Authorization", acct.c.auth)
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(503))
+	})
+})

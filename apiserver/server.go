@@ -1,0 +1,163 @@
+// Package apiserver is the REST facade of the payout service: it serves the public API of
+// spec/payout-api.md on top of the custom resources, reading from the informer cache and
+// writing to the Kubernetes API server.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/pricing"
+)
+
+// Config wires the facade to its parts.
+type Config struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads past the cache, where a stale read could cost money.
+	APIReader client.Reader
+	// Catalog holds the account requirements and validates recipient details.
+	Catalog *bankaccount.Catalog
+	// Sanctions screens recipient holders.
+	Sanctions *sanctions.Screener
+	// KYC answers whether a wallet is KYC-verified for an account.
+	KYC kyc.Verifier
+	// WalletScreen screens sender wallets against the risk list.
+	WalletScreen walletscreen.Screener
+	// Rates price quotes.
+	Rates pricing.RateSource
+	// Clock is the time source of quotes and limits.
+	Clock clock.Clock
+	// Log receives the access log (at V(1)) and errors.
+	Log logr.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// MaxBodyBytes caps request bodies (413 beyond).
+	MaxBodyBytes int64
+	// Ready reports whether the facade can serve (the cache has synced); nil means ready.
+	Ready func() error
+}
+
+// Server is the facade: an http.Handler plus the listener lifecycle.
+type Server struct {
+	cfg     Config
+	guard   *authGuard
+	limits  *keyLimits
+	handler http.Handler
+	openapi []byte
+
+	ln  net.Listener
+	srv *http.Server
+}
+
+// New builds the facade.
+func New(cfg Config) (*Server, error) {
+	if cfg.Client == nil || cfg.Catalog == nil || cfg.Sanctions == nil || cfg.KYC == nil || cfg.WalletScreen == nil || cfg.Rates == nil {
+		return nil, errors.New("apiserver: Client, Catalog, Sanctions, KYC, WalletScreen and Rates are required")
+	}
+	if cfg.APIReader == nil {
+		cfg.APIReader = cfg.Client
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 10
+	}
+	doc, err := openAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		guard:   newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now),
+		limits:  newKeyLimits(budgets),
+		openapi: doc,
+	}
+	s.handler = observe(cfg.Log, limitBody(cfg.MaxBodyBytes, s.newMux()))
+	return s, nil
+}
+
+// Handler serves the API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Open starts listening on addr (":0" for a free port), so that a bind error surfaces before
+// anything else starts, and serves in the background.
+func (s *Server) Open(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Log.Error(err, "facade stopped serving")
+		}
+	}()
+	return nil
+}
+
+// URL is the base URL of the open server.
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// Close shuts the server down, letting requests in flight finish for up to 10 s.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// Runnable adapts an opened server to the controller-runtime manager: it serves until the
+// manager stops and needs no leader election, so every replica serves.
+type Runnable struct{ *Server }
+
+// Start blocks until ctx ends, then shuts the server down.
+func (r Runnable) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return r.Close()
+}
+
+// NeedLeaderElection is false: the facade is stateless and runs on every replica.
+func (Runnable) NeedLeaderElection() bool { return false }
+
+func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "not ready: " + err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,125 @@
+package apiserver
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/index"
+)
+
+// claim reserves a globally unique key for holder: the API server's atomic create of a
+// cluster-scoped object named after the key is the uniqueness check, on every replica at once.
+// An AlreadyExists error means the key is taken.
+func (s *Server) claim(ctx context.Context, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
+	key = payoutv1.NormalizeClaimKey(kind, key)
+	c := &payoutv1.Claim{
+		ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(kind, key)},
+		Spec:       payoutv1.ClaimSpec{Kind: kind, Key: key, Holder: holder},
+	}
+	return c, s.cfg.Client.Create(ctx, c)
+}
+
+// release gives a claim back after its holder could not be created. Best effort: the claim
+// controller releases claims whose holder never appears.
+func (s *Server) release(ctx context.Context, c *payoutv1.Claim) {
+	uid := c.UID
+	if err := s.cfg.Client.Delete(ctx, c, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		s.cfg.Log.Error(err, "releasing a claim", "claim", c.Name)
+	}
+}
+
+// awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
+// caller reading right after a write sees it: every read of the facade comes from the cache.
+func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
+	want, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	probe := obj.DeepCopyObject().(client.Object)
+	key := client.ObjectKeyFromObject(obj)
+	pause := 2 * time.Millisecond
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		if err := s.cfg.Client.Get(ctx, key, probe); err == nil {
+			// etcd resource versions increase; the watch cache relies on that too.
+			if got, err := strconv.ParseUint(probe.GetResourceVersion(), 10, 64); err == nil && got >= want {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	s.cfg.Log.Info("cache did not catch up with a write within 2s", "object", key.String())
+}
+
+// checkWallet applies the KYC wallet rule (spec 4.5 rule 1): when the account requires KYC the
+// wallet must be given, well-formed and verified for this account; a verification service
+// that cannot answer fails closed. Without KYC a given wallet must still be well-formed.
+func (s *Server) checkWallet(ctx context.Context, c *Caller, field, wallet string, given bool) error {
+	if given && wallet != "" && !chain.IsEVMAddress(wallet) && !chain.IsSolanaAddress(wallet) {
+		return apierror.FieldErrorf(field, "must be an EVM address (0x and 40 hex digits) or a Solana address (base58, 32 to 44 characters)")
+	}
+	if !c.Account.Spec.KYCRequired {
+		return nil
+	}
+	if wallet == "" {
+		return apierror.FieldErrorf(field, "is required: this account requires a KYC-verified wallet")
+	}
+	ok, err := s.cfg.KYC.Verified(ctx, c.Account.Name, wallet)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierror.Errorf(apierror.Forbidden, "%s: the wallet is not KYC-verified for this account", field)
+	}
+	return nil
+}
+
+// failOpenTransfers fails the recipient's transfers that have not reached a terminal status
+// (spec 3.2: DELETE recipient), each with a resourceVersion-guarded status write, and counts
+// them.
+func (s *Server) failOpenTransfers(ctx context.Context, rc *payoutv1.Recipient) (int, error) {
+	list := &payoutv1.TransferList{}
+	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.TransferRecipient: index.RecipientKey(rc.Namespace, rc.Spec.ID)}); err != nil {
+		return 0, err
+	}
+	failed := 0
+	for i := range list.Items {
+		key := client.ObjectKeyFromObject(&list.Items[i])
+		var changed bool
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			t := &payoutv1.Transfer{}
+			if err := s.cfg.APIReader.Get(ctx, key, t); err != nil {
+				return err
+			}
+			if t.Status.Phase.Terminal() {
+				changed = false
+				return nil
+			}
+			now := metav1.NewTime(s.cfg.Clock.Now())
+			msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
+			t.Status.Phase, t.Status.Error, t.Status.UpdatedAt = payoutv1.PhaseFailed, msg, &now
+			t.Status.History = append(t.Status.History, payoutv1.StatusChange{Status: payoutv1.PhaseFailed, At: now, Reason: "RecipientDeleted", Message: msg})
+			changed = true
+			return s.cfg.Client.Status().Update(ctx, t)
+		})
+		if err != nil {
+			return failed, err
+		}
+		if changed {
+			failed++
+		}
+	}
+	return failed, nil
+}

@@ -1,0 +1,10 @@
+package apiserver
+
+import (
+	"io"
+	"log/slog"
+)
+
+func newTextHandler(w io.Writer) slog.Handler {
+	return slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})
+}

@@ -1,0 +1,153 @@
+package apiserver
+
+import (
+	"net/http"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/pricing"
+)
+
+// transferJSON is the transfer of spec 2.5.
+type transferJSON struct {
+	ID             string                 `json:"id"`
+	UserID         string                 `json:"user_id,omitempty"`
+	Type           string                 `json:"type"`
+	Amount         jsonDecimal            `json:"amount"`
+	Currency       *string                `json:"currency"`
+	Status         string                 `json:"status"`
+	StatusLabel    string                 `json:"status_label"`
+	RecipientID    int64                  `json:"recipientId"`
+	Recipient      recipientSnapshotJSON  `json:"recipient"`
+	CustomerUUID   *string                `json:"customerUuid"`
+	CustomerEmail  *string                `json:"customerEmail"`
+	SourceToken    *string                `json:"sourceToken"`
+	SourceNetwork  *string                `json:"sourceNetwork"`
+	Quote          *transferQuoteSnapshot `json:"quote"`
+	WalletAddress  string                 `json:"wallet_address"`
+	DepositAddress string                 `json:"deposit_address"`
+	Error          *string                `json:"error"`
+	RefundTxHash   *string                `json:"refund_tx_hash"`
+	Reference      string                 `json:"reference"`
+	Timestamp      string                 `json:"timestamp"`
+	UpdatedAt      string                 `json:"updated_at,omitempty"`
+}
+
+type recipientSnapshotJSON struct {
+	ID                int64          `json:"id"`
+	AccountHolderName string         `json:"accountHolderName"`
+	Currency          string         `json:"currency"`
+	Type              string         `json:"type"`
+	Country           *string        `json:"country"`
+	Details           map[string]any `json:"details"`
+}
+
+type transferQuoteSnapshot struct {
+	SourceAmount      jsonDecimal  `json:"sourceAmount"`
+	ProviderCharge    *jsonDecimal `json:"providerCharge,omitempty"`
+	ServiceFeePercent jsonDecimal  `json:"serviceFeePercent"`
+	ServiceFeeFixed   *jsonDecimal `json:"serviceFeeFixed,omitempty"`
+	TargetCurrency    string       `json:"targetCurrency"`
+	USDToTargetRate   jsonDecimal  `json:"usdToTargetRate"`
+	TargetAmount      jsonDecimal  `json:"targetAmount"`
+	TransferFee       jsonDecimal  `json:"transferFee"`
+	EstimatedDelivery string       `json:"estimatedDelivery"`
+}
+
+// statusLabels are the human texts of the public statuses.
+var statusLabels = map[payoutv1.TransferPhase]string{
+	payoutv1.PhaseReadyToProcess:  "Waiting for the deposit",
+	payoutv1.PhaseAwaitingDeposit: "Waiting for the deposit",
+	payoutv1.PhasePendingMatch:    "Matching the deposit",
+	payoutv1.PhaseDepositSent:     "Deposit received",
+	payoutv1.PhaseProcessing:      "Converting the funds",
+	payoutv1.PhaseTransferCreated: "Payout sent to the bank",
+	payoutv1.PhaseCompleted:       "Completed",
+	payoutv1.PhaseFailed:          "Failed",
+	payoutv1.PhaseRefunded:        "Refunded",
+}
+
+// lookupPhase is the status a lookup reports (spec 2.5 lists six): the v2 steps before the
+// deposit is received read as ready_to_process there; confirm-transfer reports them as they are.
+func lookupPhase(t *payoutv1.Transfer) payoutv1.TransferPhase {
+	switch t.Status.Phase {
+	case "", payoutv1.PhaseAwaitingDeposit, payoutv1.PhasePendingMatch:
+		return payoutv1.PhaseReadyToProcess
+	case payoutv1.PhaseDepositSent:
+		return payoutv1.PhaseProcessing
+	}
+	return t.Status.Phase
+}
+
+func transferView(t *payoutv1.Transfer) transferJSON {
+	phase := lookupPhase(t)
+	currency := string(t.Spec.Quote.TargetCurrency)
+	minor, _ := pricing.MinorUnits(currency)
+	q := t.Spec.Quote
+	v := transferJSON{
+		ID: t.Name, Type: "payout",
+		Amount:      fixed(mustDecimal(string(t.Spec.Amount)), 2),
+		Currency:    strPtr(currency),
+		Status:      string(phase),
+		StatusLabel: statusLabels[phase],
+		RecipientID: t.Spec.RecipientID,
+		Recipient: recipientSnapshotJSON{
+			ID: t.Spec.Recipient.ID, AccountHolderName: t.Spec.Recipient.AccountHolderName,
+			Currency: string(t.Spec.Recipient.Currency), Type: t.Spec.Recipient.Type,
+			Country: strPtr(string(t.Spec.Recipient.Country)), Details: detailsToAPI(t.Spec.Recipient.Details),
+		},
+		CustomerUUID:  strPtr(t.Spec.CustomerUUID),
+		CustomerEmail: strPtr(t.Spec.CustomerEmail),
+		SourceToken:   strPtr(string(t.Spec.SourceToken)),
+		SourceNetwork: strPtr(string(t.Spec.SourceNetwork)),
+		Quote: &transferQuoteSnapshot{
+			SourceAmount: jsonDecimal(q.SourceAmount), ProviderCharge: optDecimal(q.ProviderCharge),
+			ServiceFeePercent: jsonDecimal(q.ServiceFeePercent), ServiceFeeFixed: optDecimal(q.ServiceFeeFixed),
+			TargetCurrency: string(q.TargetCurrency), USDToTargetRate: jsonDecimal(q.USDToTargetRate),
+			TargetAmount:      fixed(mustDecimal(string(q.TargetAmount)), minor),
+			TransferFee:       jsonDecimal(q.TransferFee),
+			EstimatedDelivery: q.EstimatedDelivery.UTC().Format(time.RFC3339),
+		},
+		WalletAddress:  t.Spec.WalletAddress,
+		DepositAddress: t.Spec.DepositAddress,
+		Error:          strPtr(t.Status.Error),
+		Reference:      t.Name,
+		Timestamp:      t.CreationTimestamp.UTC().Format(time.RFC3339),
+	}
+	if phase == payoutv1.PhaseRefunded {
+		v.RefundTxHash = strPtr(t.Status.RefundTxHash)
+	}
+	updated := t.CreationTimestamp
+	if t.Status.UpdatedAt != nil {
+		updated = *t.Status.UpdatedAt
+	}
+	v.UpdatedAt = updated.UTC().Format(time.RFC3339)
+	return v
+}
+
+// strPtr is nil for "", so empty optional fields read as null.
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// handleTransferGet serves GET /api/payouts/transfer/{transfer_id} (spec 4.15). Lookup is
+// global: any valid key reads any transfer whose id it knows.
+func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+	id := r.PathValue("transfer_id")
+	list := &payoutv1.TransferList{}
+	if err := s.cfg.Client.List(r.Context(), list, client.MatchingFields{index.Name: id}); err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return apierror.Errorf(apierror.NotFound, "transfer not found")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"transfer": transferView(&list.Items[0])})
+	return nil
+}

@@ -1,0 +1,264 @@
+// Command payoutd runs the payout service: the controllers (with leader election), the REST
+// facade (on every replica), or both.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/apiserver"
+	"github.com/stablepay/payout-operator/controllers"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/pricing"
+)
+
+// options are the command-line settings.
+type options struct {
+	controllers, api                bool
+	apiAddr, metricsAddr, probeAddr string
+	leaderElect                     bool
+	leaderElectionNamespace         string
+	trustedProxies                  string
+	maxBodyBytes                    int64
+	sanctionsDir, bankDataDir       string
+	ratesFile, ratesURL             string
+	ratesMaxAge                     time.Duration
+	kycURL, kycToken                string
+	riskURL, riskToken              string
+	quoteRetention, claimGrace      time.Duration
+	zap                             zap.Options
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
+	fs.BoolVar(&o.controllers, "controllers", true, "run the controllers (with leader election when --leader-elect)")
+	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
+	fs.StringVar(&o.apiAddr, "api-bind-address", ":8080", "address of the REST facade")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8081", "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8082", "address of the manager's /healthz and /readyz")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active controller replica")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's)")
+	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
+	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
+	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv); default: the embedded release. Reloaded on SIGHUP")
+	fs.StringVar(&o.bankDataDir, "bank-data-dir", "", "directory with newer bank-format data (layout of internal/bankaccount/data); default: embedded")
+	fs.StringVar(&o.ratesFile, "rates-file", "", "a rate snapshot file to price from; default: the embedded snapshot")
+	fs.StringVar(&o.ratesURL, "rates-url", "", "a live rate source polled by the refresher; quotes fail with 503 once its rates are older than --rates-max-age")
+	fs.DurationVar(&o.ratesMaxAge, "rates-max-age", time.Hour, "how old live rates may be before quotes are refused")
+	fs.StringVar(&o.kycURL, "kyc-url", "", "external wallet-verification service; default: the local store (kubectl-payout wallet verify)")
+	fs.StringVar(&o.kycToken, "kyc-token", "", "bearer token of the wallet-verification service (or env PAYOUT_KYC_TOKEN)")
+	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
+	fs.StringVar(&o.riskToken, "risk-token", "", "bearer token of the wallet-screening service (or env PAYOUT_RISK_TOKEN)")
+	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
+	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
+	o.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if !o.controllers && !o.api {
+		return nil, errors.New("nothing to run: --controllers and --api are both false")
+	}
+	if o.kycToken == "" {
+		o.kycToken = os.Getenv("PAYOUT_KYC_TOKEN")
+	}
+	if o.riskToken == "" {
+		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "payoutd:", err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("payoutd")
+	ctx := ctrl.SetupSignalHandler()
+	if err := run(ctx, o, log); err != nil {
+		log.Error(err, "payoutd stopped")
+		os.Exit(1)
+	}
+}
+
+// Scheme holds the kinds payoutd reads and writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := payoutv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func run(ctx context.Context, o *options, log logr.Logger) error {
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.controllers && o.leaderElect,
+		LeaderElectionID:        "payoutd.payout.stablepay.dev",
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Decisions come from the cache; managed fields are dead weight there.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return err
+	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	synced := newSyncGate(mgr.GetCache())
+	if err := mgr.Add(synced); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(*httpRequest) error { return synced.err() }); err != nil {
+		return err
+	}
+	if o.controllers {
+		copts := controllers.DefaultOptions()
+		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
+		if err := controllers.Setup(mgr, copts); err != nil {
+			return err
+		}
+	}
+	if o.api {
+		srv, screener, err := newFacade(ctx, o, mgr, synced, log)
+		if err != nil {
+			return err
+		}
+		if err := srv.Open(o.apiAddr); err != nil {
+			return fmt.Errorf("facade: %w", err)
+		}
+		log.Info("REST facade listening", "url", srv.URL())
+		if err := mgr.Add(apiserver.Runnable{Server: srv}); err != nil {
+			return err
+		}
+		go reloadOnHangup(ctx, screener, log)
+	}
+	return mgr.Start(ctx)
+}
+
+// newFacade builds the REST facade and its compliance and pricing parts.
+func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
+	catalog := bankaccount.Default()
+	if o.bankDataDir != "" {
+		var err error
+		if catalog, err = bankaccount.LoadDir(o.bankDataDir); err != nil {
+			return nil, nil, fmt.Errorf("bank data %s: %w", o.bankDataDir, err)
+		}
+	}
+	load := sanctions.Embedded
+	if o.sanctionsDir != "" {
+		load = func() (*sanctions.List, error) { return sanctions.LoadDir(o.sanctionsDir) }
+	}
+	screener := sanctions.NewScreener(load)
+	if err := screener.LastError(); err != nil {
+		// Fail closed, not down: recipient creation answers 503 until a reload succeeds.
+		log.Error(err, "sanctions data could not be loaded; recipient screening will answer 503 until a reload succeeds")
+	}
+	rates, err := rateSource(ctx, o, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	var verifier kyc.Verifier = kyc.Store{Reader: mgr.GetClient()}
+	if o.kycURL != "" {
+		verifier = kyc.HTTP{BaseURL: strings.TrimRight(o.kycURL, "/"), Token: o.kycToken}
+	}
+	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
+	if o.riskURL != "" {
+		risk = walletscreen.HTTP{BaseURL: strings.TrimRight(o.riskURL, "/"), Token: o.riskToken}
+	}
+	proxies, err := apiserver.ParsePrefixes(strings.Split(o.trustedProxies, ","))
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
+		Catalog:        catalog,
+		Sanctions:      screener,
+		KYC:            verifier,
+		WalletScreen:   risk,
+		Rates:          rates,
+		Clock:          clock.RealClock{},
+		Log:            ctrl.Log.WithName("facade"),
+		TrustedProxies: proxies,
+		MaxBodyBytes:   o.maxBodyBytes,
+		Ready:          synced.err,
+	})
+	return srv, screener, err
+}
+
+// rateSource is the embedded snapshot, a snapshot file, or a live refresher.
+func rateSource(ctx context.Context, o *options, log logr.Logger) (pricing.RateSource, error) {
+	switch {
+	case o.ratesURL != "":
+		r, err := pricing.NewRefresher(pricing.RefresherConfig{URL: o.ratesURL, MaxAge: o.ratesMaxAge})
+		if err != nil {
+			return nil, err
+		}
+		go r.Run(ctx)
+		log.Info("pricing from a live rate source", "maxAge", o.ratesMaxAge)
+		return r, nil
+	case o.ratesFile != "":
+		return pricing.LoadSnapshotFile(o.ratesFile)
+	}
+	return pricing.NewSnapshot()
+}
+
+// reloadOnHangup reloads the sanctions list on SIGHUP; a failed reload keeps the old list.
+func reloadOnHangup(ctx context.Context, s *sanctions.Screener, log logr.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := s.Reload(); err != nil {
+				log.Error(err, "sanctions reload failed; the previous list stays in force")
+				continue
+			}
+			log.Info("sanctions list reloaded", "entries", s.List().Len(), "source", s.List().Source())
+		}
+	}
+}
+
+// warmKinds are read by the facade; their informers start (and sync) before it reports ready,
+// so that the first request of each kind does not wait for a list.
+var warmKinds = []client.Object{
+	&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
+	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{},
+}
