@@ -1,0 +1,73 @@
+package main_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+// recordEvent stores an event about t, as the transfer controller's recorder would.
+func recordEvent(t *payoutv1.Transfer, name string, at time.Time, typ, reason, note string) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name},
+		Regarding: corev1.ObjectReference{APIVersion: payoutv1.GroupVersion.String(), Kind: "Transfer",
+			Namespace: t.Namespace, Name: t.Name, UID: t.UID},
+		EventTime: metav1.NewMicroTime(at), Type: typ, Reason: reason, Action: "Transition", Note: note,
+		ReportingController: "transfer", ReportingInstance: "transfer-test",
+	})).To(Succeed())
+}
+
+var _ = Describe("describe transfer", func() {
+	It("shows the transfer, its history and only its own events", func() {
+		succeeds("account", "create", "describe-literal")
+		minute := func(n int) metav1.Time { return metav1.NewTime(testgen.Epoch.Add(time.Duration(n) * time.Minute)) }
+		t := storeTransfer("describe-literal", payoutv1.TransferStatus{
+			Phase: payoutv1.PhaseFailed, Error: "payout rejected by the bank", Deposit: arrivedDeposit(),
+			History: []payoutv1.StatusChange{
+				{Status: payoutv1.PhaseReadyToProcess, At: minute(0), Reason: "Created", Message: "waiting for the deposit"},
+				{Status: payoutv1.PhaseFailed, At: minute(3), Reason: "PayoutRejected", Message: "payout rejected by the bank"},
+			},
+		}, named("00000000000000000000d001"))
+		other := storeTransfer("describe-literal", payoutv1.TransferStatus{})
+		recordEvent(t, t.Name+".2", minute(3).Time, "Warning", "PayoutRejected", "failed: payout rejected by the bank")
+		recordEvent(t, t.Name+".1", minute(0).Time, "Normal", "Created", "ready_to_process: waiting for the deposit")
+		recordEvent(other, other.Name+".1", minute(1).Time, "Normal", "Created", "not about the described transfer")
+
+		Expect(succeeds("describe", "transfer", t.Name)).To(Equal(`Transfer:        00000000000000000000d001
+Account:         describe-literal (namespace payout-describe-literal)
+Created:         ` + t.CreationTimestamp.UTC().Format(time.RFC3339) + `
+Method:          v1
+Amount:          25.00 USD in usdc on base
+Recipient:       123456789 Jane Doe (EUR iban, DE)
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
+Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
+Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
+Status:          failed
+Error:           payout rejected by the bank
+Deposit:         25 usdc in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234), seen 2026-11-22T12:00:00Z
+Payout:          <none>
+Refund:          not requested
+Refund tx:       <none>
+History:
+  2026-11-22T12:00:00Z  ready_to_process  Created         waiting for the deposit
+  2026-11-22T12:03:00Z  failed            PayoutRejected  payout rejected by the bank
+Events:
+  TIME                  TYPE     REASON          FROM      MESSAGE
+  2026-11-22T12:00:00Z  Normal   Created         transfer  ready_to_process: waiting for the deposit
+  2026-11-22T12:03:00Z  Warning  PayoutRejected  transfer  failed: payout rejected by the bank
+`))
+	})
+
+	It("refuses a transfer that does not exist", func() {
+		fails("error: transfer 0000000000000000deadbeef does not exist\n", "describe", "transfer", "0000000000000000deadbeef")
+	})
+})

@@ -1,0 +1,13 @@
+// Package apikey holds `apikey create` and `apikey revoke`.
+package apikey
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/cli"
+)
+
+// NewCmdAPIKey is the `apikey` group.
+func NewCmdAPIKey(f *cli.Factory) *cobra.Command {
+	return cli.Group("apikey", "Issue and revoke API keys", NewCmdCreate(f), NewCmdRevoke(f))
+}

@@ -1,0 +1,190 @@
+package describe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// tokenDecimals: deposits are recorded in token base units, and every accepted token (USDC,
+// USDT) has 6 decimals.
+const tokenDecimals = 6
+
+// none is what an unset value shows, as in kubectl.
+const none = "<none>"
+
+// TransferDescription is what `describe transfer` shows: a transfer and the events about it,
+// oldest first. Times are absolute (UTC), so the text does not depend on when it is read.
+type TransferDescription struct {
+	Transfer payoutv1.Transfer
+	Events   []eventsv1.Event
+}
+
+// String renders the description.
+func (d TransferDescription) String() string {
+	t := d.Transfer
+	var b strings.Builder
+	line := func(label, value string) { fmt.Fprintf(&b, "%-17s%s\n", label+":", value) }
+
+	line("Transfer", t.Name)
+	line("Account", fmt.Sprintf("%s (namespace %s)", t.Spec.Account, t.Namespace))
+	line("Created", timestamp(t.CreationTimestamp))
+	line("Method", string(t.Spec.Method))
+	line("Amount", fmt.Sprintf("%s USD in %s on %s", t.Spec.Amount, t.Spec.SourceToken, t.Spec.SourceNetwork))
+	line("Recipient", recipient(t.Spec.Recipient))
+	line("Quote", quote(t.Spec.QuoteID, t.Spec.Quote))
+	line("Wallet", orNone(t.Spec.WalletAddress))
+	line("Deposit address", t.Spec.DepositAddress)
+	line("Customer", strings.TrimSpace(t.Spec.CustomerUUID+" "+t.Spec.CustomerEmail))
+	line("Status", orNone(string(t.Status.Phase)))
+	line("Error", orNone(t.Status.Error))
+	line("Deposit", deposit(t.Status.Deposit))
+	line("Payout", payout(t.Status.Payout))
+	line("Refund", refund(t))
+	line("Refund tx", orNone(t.Status.RefundTxHash))
+
+	b.WriteString("History:\n")
+	table(&b, len(t.Status.History), func(tw *tabwriter.Writer) {
+		for _, h := range t.Status.History {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", timestamp(h.At), h.Status, h.Reason, h.Message)
+		}
+	})
+	b.WriteString("Events:\n")
+	table(&b, len(d.Events), func(tw *tabwriter.Writer) {
+		fmt.Fprintln(tw, "  TIME\tTYPE\tREASON\tFROM\tMESSAGE")
+		for _, e := range d.Events {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", eventTime(e).UTC().Format(time.RFC3339), e.Type, e.Reason, reporter(e), note(e))
+		}
+	})
+	return b.String()
+}
+
+// table writes rows through a tabwriter, or "  <none>" when there are none.
+func table(b *strings.Builder, rows int, write func(*tabwriter.Writer)) {
+	if rows == 0 {
+		b.WriteString("  " + none + "\n")
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
+	write(tw)
+	_ = tw.Flush() // a strings.Builder does not fail
+}
+
+func recipient(r payoutv1.RecipientSnapshot) string {
+	s := fmt.Sprintf("%d %s (%s %s", r.ID, r.AccountHolderName, r.Currency, r.Type)
+	if r.Country != "" {
+		s += ", " + string(r.Country)
+	}
+	return s + ")"
+}
+
+func quote(id string, q payoutv1.QuoteSnapshot) string {
+	s := fmt.Sprintf("%s: %s %s at %s, transfer fee %s, service fee %s%%",
+		id, q.TargetAmount, q.TargetCurrency, q.USDToTargetRate, q.TransferFee, q.ServiceFeePercent)
+	if q.ServiceFeeFixed != nil {
+		s += " + " + string(*q.ServiceFeeFixed)
+	}
+	return s
+}
+
+func deposit(d *payoutv1.ObservedDeposit) string {
+	if d == nil {
+		return none
+	}
+	s := fmt.Sprintf("%s %s in %s", tokenAmount(d.Amount), d.Token, d.TxHash)
+	if d.From != "" {
+		s += " from " + d.From
+	}
+	if d.BlockNumber != 0 {
+		s += " (block " + strconv.FormatInt(d.BlockNumber, 10) + ")"
+	}
+	return s + ", seen " + timestamp(d.DetectedAt)
+}
+
+// tokenAmount shows base units as a token amount: 25000000 -> 25.
+func tokenAmount(baseUnits string) string {
+	d, err := decimal.NewFromString(baseUnits)
+	if err != nil {
+		return baseUnits + " base units"
+	}
+	return d.Shift(-tokenDecimals).String()
+}
+
+func payout(p *payoutv1.PayoutState) string {
+	if p == nil {
+		return none
+	}
+	s := fmt.Sprintf("%s, reference %s", p.Provider, p.Reference)
+	if p.ProviderID != "" {
+		s += ", id " + p.ProviderID
+	}
+	if p.State != "" {
+		s += ", " + p.State
+	}
+	return s + ", requested " + timestamp(p.RequestedAt)
+}
+
+func refund(t payoutv1.Transfer) string {
+	switch {
+	case t.Status.Phase == payoutv1.PhaseRefunded:
+		return "sent"
+	case t.Spec.RefundRequested:
+		return "requested"
+	}
+	return "not requested"
+}
+
+// eventTime is when an event last happened, whichever API wrote it: events.k8s.io/v1
+// recorders set eventTime, core/v1 recorders set only the deprecated timestamps.
+func eventTime(e eventsv1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.DeprecatedLastTimestamp.IsZero():
+		return e.DeprecatedLastTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func reporter(e eventsv1.Event) string {
+	if e.ReportingController != "" {
+		return e.ReportingController
+	}
+	return orNone(e.DeprecatedSource.Component)
+}
+
+// note is the event's message, with its count when it happened more than once.
+func note(e eventsv1.Event) string {
+	count := e.DeprecatedCount
+	if e.Series != nil {
+		count = e.Series.Count
+	}
+	if count > 1 {
+		return fmt.Sprintf("%s (x%d)", e.Note, count)
+	}
+	return e.Note
+}
+
+func timestamp(t metav1.Time) string {
+	if t.IsZero() {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}

@@ -1,0 +1,127 @@
+package describe
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+func at(minutes int) metav1.Time {
+	return metav1.NewTime(testgen.Epoch.Add(time.Duration(minutes) * time.Minute))
+}
+
+// failedTransfer has every section filled: a failed payout whose deposit arrived, with a refund
+// requested.
+func failedTransfer() payoutv1.Transfer {
+	return *testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) {
+		t.CreationTimestamp = at(0)
+		t.Spec.RefundRequested = true
+		t.Status = payoutv1.TransferStatus{
+			Phase: payoutv1.PhaseFailed,
+			Error: "payout rejected by the bank",
+			Deposit: &payoutv1.ObservedDeposit{TxHash: "0x" + strings.Repeat("ab", 32), From: "0x8ba1f109551bd432803012645ac136ddd64dba72",
+				Amount: "25000000", Token: payoutv1.TokenUSDC, BlockNumber: 1234, DetectedAt: at(1)},
+			Payout: &payoutv1.PayoutState{Reference: "0123456789abcdef01234567", Provider: "dev", ProviderID: "po_42",
+				State: "rejected", RequestedAt: at(2)},
+			History: []payoutv1.StatusChange{
+				{Status: payoutv1.PhaseReadyToProcess, At: at(0), Reason: "Created", Message: "waiting for the deposit"},
+				{Status: payoutv1.PhaseProcessing, At: at(1), Reason: "DepositConfirmed", Message: "25 usdc arrived"},
+				{Status: payoutv1.PhaseFailed, At: at(3), Reason: "PayoutRejected", Message: "payout rejected by the bank"},
+			},
+		}
+	})
+}
+
+func TestDescribeFailedTransfer(t *testing.T) {
+	d := TransferDescription{
+		Transfer: failedTransfer(),
+		Events: []eventsv1.Event{
+			{EventTime: metav1.NewMicroTime(at(0).Time), Type: "Normal", Reason: "Created", ReportingController: "transfer",
+				Note: "ready_to_process: waiting for the deposit"},
+			{DeprecatedLastTimestamp: at(3), DeprecatedCount: 2, Type: "Warning", Reason: "PayoutRejected",
+				Note: "failed: payout rejected by the bank"},
+		},
+	}
+	want := `Transfer:        0123456789abcdef01234567
+Account:         acme (namespace payout-acme)
+Created:         2026-11-22T12:00:00Z
+Method:          v1
+Amount:          25.00 USD in usdc on base
+Recipient:       123456789 Jane Doe (EUR iban, DE)
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
+Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
+Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
+Status:          failed
+Error:           payout rejected by the bank
+Deposit:         25 usdc in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234), seen 2026-11-22T12:01:00Z
+Payout:          dev, reference 0123456789abcdef01234567, id po_42, rejected, requested 2026-11-22T12:02:00Z
+Refund:          requested
+Refund tx:       <none>
+History:
+  2026-11-22T12:00:00Z  ready_to_process  Created           waiting for the deposit
+  2026-11-22T12:01:00Z  processing        DepositConfirmed  25 usdc arrived
+  2026-11-22T12:03:00Z  failed            PayoutRejected    payout rejected by the bank
+Events:
+  TIME                  TYPE     REASON          FROM      MESSAGE
+  2026-11-22T12:00:00Z  Normal   Created         transfer  ready_to_process: waiting for the deposit
+  2026-11-22T12:03:00Z  Warning  PayoutRejected  <none>    failed: payout rejected by the bank (x2)
+`
+	if got := d.String(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestDescribeNewTransfer(t *testing.T) {
+	tr := *testgen.Transfer("payout-acme", "0123456789abcdef01234567", testgen.V2(), func(t *payoutv1.Transfer) {
+		t.Spec.WalletAddress = ""
+		fixed := payoutv1.Decimal("0.99")
+		t.Spec.Quote.ServiceFeePercent, t.Spec.Quote.ServiceFeeFixed = "1.5", &fixed
+	})
+	want := `Transfer:        0123456789abcdef01234567
+Account:         acme (namespace payout-acme)
+Created:         <none>
+Method:          v2
+Amount:          25.00 USD in usdc on base
+Recipient:       123456789 Jane Doe (EUR iban, DE)
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 1.5% + 0.99
+Wallet:          <none>
+Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
+Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
+Status:          <none>
+Error:           <none>
+Deposit:         <none>
+Payout:          <none>
+Refund:          not requested
+Refund tx:       <none>
+History:
+  <none>
+Events:
+  <none>
+`
+	if got := (TransferDescription{Transfer: tr}).String(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestDescribeRefundedTransfer(t *testing.T) {
+	tr := failedTransfer()
+	tr.Status.Phase = payoutv1.PhaseRefunded
+	tr.Status.RefundTxHash = "0x" + strings.Repeat("cd", 32)
+	got := TransferDescription{Transfer: tr}.String()
+	for _, line := range []string{
+		"Status:          refunded\n",
+		"Refund:          sent\n",
+		"Refund tx:       0x" + strings.Repeat("cd", 32) + "\n",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package refund holds `refund TRANSFER_ID`.
+package refund
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/cli"
+	"github.com/stablepay/payout-operator/internal/admin"
+)
+
+// Options are the inputs of `refund TRANSFER_ID`.
+type Options struct {
+	*cli.Factory
+}
+
+// NewCmdRefund is `refund`.
+func NewCmdRefund(f *cli.Factory) *cobra.Command {
+	o := &Options{Factory: f}
+	return &cobra.Command{
+		Use:   "refund TRANSFER_ID",
+		Short: "Refund a failed transfer whose deposit arrived",
+		Long: `Request the refund of a failed transfer whose deposit arrived: the service sends
+the deposit back to the sender and marks the transfer refunded. Any other
+transfer is refused and left unchanged. A refund is requested once: repeating
+the command changes nothing and fails.`,
+		Example: `  kubectl payout refund 65f1c0de9a8b7c6d5e4f3a21`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(args); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), args)
+		},
+	}
+}
+
+// Validate checks the transfer id before anything is sent to the cluster.
+func (o *Options) Validate(args []string) error {
+	if err := cli.ExpectArgs(args, "the transfer id"); err != nil {
+		return err
+	}
+	return admin.ValidateTransferID(args[0])
+}
+
+// Run records the refund request.
+func (o *Options) Run(ctx context.Context, args []string) error {
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	t, err := admin.RequestRefund(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q\n", t.Name, t.Spec.Account)
+	return nil
+}
