@@ -36,8 +36,7 @@ var _ = Describe("authentication (spec 5)", func() {
 
 		key := &payoutv1.APIKey{}
 		Expect(env.Client.Get(ctx, objKey(acct.key.ID), key)).To(Succeed())
-		key.Spec.Revoked = true
-		Expect(env.Client.Update(ctx, key)).To(Succeed())
+		mutate(key, func() { key.Spec.Revoked = true })
 		var revoked *response
 		Eventually(func() int { revoked = newCaller(acct.c.auth).get(path); return revoked.status }).WithTimeout(5 * time.Second).Should(Equal(401))
 		Expect(revoked.body).To(Equal(unknown.body), "revoked and unknown keys must answer byte for byte alike")

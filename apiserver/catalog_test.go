@@ -25,12 +25,9 @@ var _ = Describe("deposit options (spec 4.1)", func() {
 
 		opt := &payoutv1.DepositOption{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, opt)).To(Succeed())
-		opt.Spec.Enabled = false
-		Expect(env.Client.Update(ctx, opt)).To(Succeed())
+		mutate(opt, func() { opt.Spec.Enabled = false })
 		DeferCleanup(func() {
-			Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, opt)).To(Succeed())
-			opt.Spec.Enabled = true
-			Expect(env.Client.Update(ctx, opt)).To(Succeed())
+			mutate(opt, func() { opt.Spec.Enabled = true })
 			Eventually(statusOf).Should(HaveKeyWithValue("usdc/base", "available"))
 		})
 		Eventually(statusOf).Should(HaveKeyWithValue("usdc/base", "unavailable"))

@@ -249,6 +249,15 @@ func newAccount(mods ...func(*payoutv1.PayoutAccount)) *account {
 	return acct
 }
 
+// mutate changes obj's spec with a merge patch, which controllers writing status concurrently
+// cannot make conflict.
+func mutate(obj client.Object, change func()) {
+	GinkgoHelper()
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	change()
+	Expect(env.Client.Patch(ctx, obj, patch)).To(Succeed())
+}
+
 func objKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
 func issueKey(account string) apikey.Key {

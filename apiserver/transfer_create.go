@@ -88,13 +88,16 @@ func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Cal
 	if err != nil {
 		return err
 	}
-	if err := s.checkTransferFields(ctx, req, []string{"usdc", "usdt"}); err != nil {
+	if err := checkTransferFields(req, []string{"usdc", "usdt"}); err != nil {
 		return err
 	}
 	if !chain.IsEVMAddress(req.wallet) {
 		return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits); Solana and Tron senders are not accepted on v1")
 	}
 	if _, err := s.checkQuote(ctx, c, req, rc); err != nil { // rule 6
+		return err
+	}
+	if err := s.checkDepositOption(ctx, req); err != nil {
 		return err
 	}
 	return errTransfersUnavailable
@@ -138,10 +141,13 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	if req.customerEmail == "" {
 		req.customerEmail = c.Account.Spec.Email
 	}
-	if err := s.checkTransferFields(ctx, req, []string{"usdc"}); err != nil {
+	if err := checkTransferFields(req, []string{"usdc"}); err != nil {
 		return err
 	}
 	if _, err := s.checkQuote(ctx, c, req, rc); err != nil {
+		return err
+	}
+	if err := s.checkDepositOption(ctx, req); err != nil {
 		return err
 	}
 	return errTransfersUnavailable
@@ -228,7 +234,7 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, req *transfer
 }
 
 // checkTransferFields validates the request's own fields (400).
-func (s *Server) checkTransferFields(ctx context.Context, req *transferRequest, tokens []string) error {
+func checkTransferFields(req *transferRequest, tokens []string) error {
 	if req.quoteID == "" {
 		return apierror.FieldErrorf("quote_id", "is required")
 	}
@@ -256,6 +262,12 @@ func (s *Server) checkTransferFields(ctx context.Context, req *transferRequest, 
 	if req.network == "" {
 		return apierror.FieldErrorf("source_network", "is required")
 	}
+	return nil
+}
+
+// checkDepositOption refuses a token/network pair that is not offered or is switched off now
+// (spec 2.3: unavailable options must not be used).
+func (s *Server) checkDepositOption(ctx context.Context, req *transferRequest) error {
 	opt := &payoutv1.DepositOption{}
 	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: payoutv1.DepositOptionName(payoutv1.Token(req.token), payoutv1.Network(req.network))}, opt)
 	if apierrors.IsNotFound(err) {

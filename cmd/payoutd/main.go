@@ -37,6 +37,7 @@ import (
 
 // options are the command-line settings.
 type options struct {
+	kubeconfig                      string
 	controllers, api                bool
 	apiAddr, metricsAddr, probeAddr string
 	leaderElect                     bool
@@ -55,6 +56,7 @@ type options struct {
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
 	fs.BoolVar(&o.controllers, "controllers", true, "run the controllers (with leader election when --leader-elect)")
 	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
 	fs.StringVar(&o.apiAddr, "api-bind-address", ":8080", "address of the REST facade")
@@ -98,6 +100,10 @@ func main() {
 		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	if o.kubeconfig != "" {
+		// controller-runtime's loader reads KUBECONFIG
+		_ = os.Setenv("KUBECONFIG", o.kubeconfig)
+	}
 	log := ctrl.Log.WithName("payoutd")
 	ctx := ctrl.SetupSignalHandler()
 	if err := run(ctx, o, log); err != nil {

@@ -85,23 +85,32 @@ func ParseAuthorization(header string) (cred Credential, keyID, full string) {
 	return WellFormed, id, value
 }
 
-// ParseKey checks the shape of a full key and returns its key id.
+// ParseKey checks the shape of a full key, svc_live_<keyId>_<secret>, and returns its key id.
+// The shape is checked loosely (letters and digits of sane lengths), not against the lengths
+// this service issues: a key of the right form that is not ours must be answered as an
+// unknown key, exactly like an unmatched or a revoked one (spec 5.2), not as a malformed one.
 func ParseKey(full string) (keyID string, ok bool) {
 	rest, found := strings.CutPrefix(full, Prefix)
 	if !found {
 		return "", false
 	}
 	id, secret, found := strings.Cut(rest, "_")
-	if !found || len(id) != KeyIDLen || len(secret) != SecretLen || !isLowerHex(id) || !isLowerHex(secret) {
+	if !found || len(id) == 0 || len(id) > maxIDLen || len(secret) == 0 || len(secret) > maxSecretLen || !isAlnum(id) || !isAlnum(secret) {
 		return "", false
 	}
 	return id, true
 }
 
-func isLowerHex(s string) bool {
+// Bounds of a key's parts that are still looked up rather than refused as malformed.
+const (
+	maxIDLen     = 64
+	maxSecretLen = 256
+)
+
+func isAlnum(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
 			return false
 		}
 	}
