@@ -119,9 +119,13 @@ var _ = Describe("v1 transfer rules (spec 4.10), in their order of precedence", 
 			"amount: must have at most 2 decimals": v1Body(qid, "25.001", rid),
 			"quote_id: no such quote":              v1Body(uuid.NewString(), "25.00", rid),
 			"source_token":                         func() obj { b := v1Body(qid, "25.00", rid); b["source_token"] = "dai"; return b }(),
-			"wallet_address":                       func() obj { b := v1Body(qid, "25.00", rid); b["wallet_address"] = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"; return b }(),
-			"customer_uuid":                        func() obj { b := v1Body(qid, "25.00", rid); b["customer_uuid"] = "not-a-uuid"; return b }(),
-			"customer_email":                       func() obj { b := v1Body(qid, "25.00", rid); b["customer_email"] = "nobody"; return b }(),
+			"wallet_address": func() obj {
+				b := v1Body(qid, "25.00", rid)
+				b["wallet_address"] = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+				return b
+			}(),
+			"customer_uuid":  func() obj { b := v1Body(qid, "25.00", rid); b["customer_uuid"] = "not-a-uuid"; return b }(),
+			"customer_email": func() obj { b := v1Body(qid, "25.00", rid); b["customer_email"] = "nobody"; return b }(),
 		}
 		for want, body := range cases {
 			Expect(errorText(post(body), 400)).To(HavePrefix(want))

@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer os.Remove(envFile)
-	cfg.Log.Info("ready: `source " + envFile + "`; Ctrl-C stops everything", "url", baseURL)
+	cfg.Log.Info("ready: `source "+envFile+"`; Ctrl-C stops everything", "url", baseURL)
 
 	select {
 	case <-ctx.Done():
