@@ -25,11 +25,9 @@ const (
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys/status,verbs=get;update;patch
 
-// SetupAPIKeyController reports on each key whether it can authenticate. The facade decides
-// from the spec and the account, not from this condition; it is for operators.
-func SetupAPIKeyController(mgr ctrl.Manager, clk clock.PassiveClock) error {
-	c := mgr.GetClient()
-	r := &statusReconciler[payoutv1.APIKey, *payoutv1.APIKey]{Client: c, observe: func(ctx context.Context, key *payoutv1.APIKey) (readiness, error) {
+// apiKeyObserver records when a key was revoked and whether it can authenticate.
+func apiKeyObserver(c client.Reader, clk clock.PassiveClock) func(context.Context, *payoutv1.APIKey) (readiness, error) {
+	return func(ctx context.Context, key *payoutv1.APIKey) (readiness, error) {
 		if key.Spec.Revoked {
 			if key.Status.RevokedAt == nil {
 				now := metav1.NewTime(clk.Now())
@@ -45,7 +43,14 @@ func SetupAPIKeyController(mgr ctrl.Manager, clk clock.PassiveClock) error {
 			return readiness{}, err
 		}
 		return readiness{true, APIKeyActiveReason, "the key authenticates as account " + key.Spec.Account}, nil
-	}}
+	}
+}
+
+// SetupAPIKeyController reports on each key whether it can authenticate. The facade decides
+// from the spec and the account, not from this condition; it is for operators.
+func SetupAPIKeyController(mgr ctrl.Manager, clk clock.PassiveClock) error {
+	c := mgr.GetClient()
+	r := &statusReconciler[payoutv1.APIKey, *payoutv1.APIKey]{Client: c, observe: apiKeyObserver(c, clk)}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&payoutv1.APIKey{}).
 		Watches(&payoutv1.PayoutAccount{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {

@@ -17,7 +17,13 @@ import (
 // watched on a configured chain endpoint. watched reports whether deposits on a network can be
 // detected by this deployment.
 func SetupDepositOptionController(mgr ctrl.Manager, watched func(payoutv1.Network) bool) error {
-	r := &statusReconciler[payoutv1.DepositOption, *payoutv1.DepositOption]{Client: mgr.GetClient(), observe: func(_ context.Context, o *payoutv1.DepositOption) (readiness, error) {
+	r := &statusReconciler[payoutv1.DepositOption, *payoutv1.DepositOption]{Client: mgr.GetClient(), observe: depositOptionObserver(watched)}
+	return ctrl.NewControllerManagedBy(mgr).For(&payoutv1.DepositOption{}).Named("depositoption").Complete(r)
+}
+
+// depositOptionObserver derives an option's availability.
+func depositOptionObserver(watched func(payoutv1.Network) bool) func(context.Context, *payoutv1.DepositOption) (readiness, error) {
+	return func(_ context.Context, o *payoutv1.DepositOption) (readiness, error) {
 		switch {
 		case !o.Spec.Enabled:
 			o.Status.Available = false
@@ -28,8 +34,7 @@ func SetupDepositOptionController(mgr ctrl.Manager, watched func(payoutv1.Networ
 		}
 		o.Status.Available = true
 		return readiness{true, payoutv1.DepositOptionAvailableReason, "deposits are detected on " + string(o.Spec.Network)}, nil
-	}}
-	return ctrl.NewControllerManagedBy(mgr).For(&payoutv1.DepositOption{}).Named("depositoption").Complete(r)
+	}
 }
 
 // DefaultDepositOptions are the token/network pairs of spec 2.3 and 9: USDC everywhere, USDT on

@@ -23,15 +23,7 @@ const (
 // read. A record not named after its address would never be found by the facade, so it is
 // flagged rather than silently ignored.
 func SetupWalletControllers(mgr ctrl.Manager) error {
-	wallets := &statusReconciler[payoutv1.Wallet, *payoutv1.Wallet]{Client: mgr.GetClient(), observe: func(_ context.Context, w *payoutv1.Wallet) (readiness, error) {
-		switch {
-		case w.Name != payoutv1.WalletName(w.Spec.Address):
-			return readiness{false, WalletMisnamedReason, "a wallet record must be named " + payoutv1.WalletName(w.Spec.Address)}, nil
-		case w.Spec.KYCVerified:
-			return readiness{true, WalletVerifiedReason, "KYC-verified for this account"}, nil
-		}
-		return readiness{false, WalletUnverifiedReason, "not KYC-verified"}, nil
-	}}
+	wallets := &statusReconciler[payoutv1.Wallet, *payoutv1.Wallet]{Client: mgr.GetClient(), observe: observeWallet}
 	if err := ctrl.NewControllerManagedBy(mgr).For(&payoutv1.Wallet{}).Named("wallet").Complete(wallets); err != nil {
 		return err
 	}
@@ -42,4 +34,15 @@ func SetupWalletControllers(mgr ctrl.Manager) error {
 		return readiness{true, WalletBlockedReason, "wallet screening fails for this address"}, nil
 	}}
 	return ctrl.NewControllerManagedBy(mgr).For(&payoutv1.BlockedWallet{}).Named("blockedwallet").Complete(blocked)
+}
+
+// observeWallet reports whether a wallet record is verified and findable.
+func observeWallet(_ context.Context, w *payoutv1.Wallet) (readiness, error) {
+	switch {
+	case w.Name != payoutv1.WalletName(w.Spec.Address):
+		return readiness{false, WalletMisnamedReason, "a wallet record must be named " + payoutv1.WalletName(w.Spec.Address)}, nil
+	case w.Spec.KYCVerified:
+		return readiness{true, WalletVerifiedReason, "KYC-verified for this account"}, nil
+	}
+	return readiness{false, WalletUnverifiedReason, "not KYC-verified"}, nil
 }

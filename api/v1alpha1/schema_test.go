@@ -38,8 +38,8 @@ var _ = Describe("every kind", func() {
 	It("is created and read back unchanged", func() {
 		ns := freshNamespace()
 		objs := []client.Object{
-			testgen.Account("acme"),
-			testgen.APIKey("0123456789abcdef", "acme"),
+			testgen.Account("roundtrip"),
+			testgen.APIKey("0123456789abcdef", "roundtrip"),
 			testgen.Recipient(ns, 123456789),
 			testgen.Quote(ns, "5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d"),
 			testgen.Transfer(ns, "0123456789abcdef01234567"),

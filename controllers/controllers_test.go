@@ -1,0 +1,237 @@
+package controllers
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+var _ = Describe("PayoutAccountReconciler", func() {
+	It("gives the account its own namespace, owned by it", func() {
+		acct := testgen.Account("ctrl-acme")
+		Expect(env.Client.Create(ctx, acct)).To(Succeed())
+		r := &PayoutAccountReconciler{Client: env.Client}
+		_, err := r.Reconcile(ctx, request(acct))
+		Expect(err).NotTo(HaveOccurred())
+
+		ns := &corev1.Namespace{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "payout-ctrl-acme"}, ns)).To(Succeed())
+		Expect(ns.Labels).To(HaveKeyWithValue(tenancy.AccountLabel, "ctrl-acme"))
+		Expect(ns.OwnerReferences).To(HaveLen(1))
+		Expect(ns.OwnerReferences[0].UID).To(Equal(acct.UID))
+		status, reason := readyOf(acct)
+		Expect(status).To(Equal(metav1.ConditionTrue))
+		Expect(reason).To(Equal(AccountNamespaceReadyReason))
+		Expect(acct.Status.Namespace).To(Equal("payout-ctrl-acme"))
+
+		// a second pass changes nothing
+		rv := acct.ResourceVersion
+		_, err = r.Reconcile(ctx, request(acct))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(acct), acct)).To(Succeed())
+		Expect(acct.ResourceVersion).To(Equal(rv))
+	})
+})
+
+var _ = Describe("APIKey controller", func() {
+	It("reports revoked keys and keys of missing accounts", func() {
+		r := &statusReconciler[payoutv1.APIKey, *payoutv1.APIKey]{Client: env.Client}
+		r.observe = apiKeyObserver(env.Client, fakeClock)
+		Expect(env.Client.Create(ctx, testgen.Account("ctrl-keys"))).To(Succeed())
+		active := testgen.APIKey("aaaaaaaaaaaaaaa1", "ctrl-keys")
+		revoked := testgen.APIKey("aaaaaaaaaaaaaaa2", "ctrl-keys", func(k *payoutv1.APIKey) { k.Spec.Revoked = true })
+		orphan := testgen.APIKey("aaaaaaaaaaaaaaa3", "ctrl-nobody")
+		for _, k := range []*payoutv1.APIKey{active, revoked, orphan} {
+			Expect(env.Client.Create(ctx, k)).To(Succeed())
+			_, err := r.Reconcile(ctx, request(k))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		status, reason := readyOf(active)
+		Expect(status).To(Equal(metav1.ConditionTrue))
+		Expect(reason).To(Equal(APIKeyActiveReason))
+		_, reason = readyOf(revoked)
+		Expect(reason).To(Equal(APIKeyRevokedReason))
+		Expect(revoked.Status.RevokedAt.Time).To(BeTemporally("==", fakeClock.Now()))
+		_, reason = readyOf(orphan)
+		Expect(reason).To(Equal(APIKeyAccountMissingReason))
+	})
+})
+
+var _ = Describe("QuoteReconciler", func() {
+	It("reports open, consumed and expired quotes and deletes them after the retention", func() {
+		ns := namespace()
+		r := &QuoteReconciler{Client: env.Client, Clock: fakeClock, Retention: 10 * time.Minute}
+		open := testgen.Quote(ns, "11111111-0000-4000-8000-000000000001", func(q *payoutv1.Quote) {
+			q.Spec.ExpiresAt = metav1.NewTime(fakeClock.Now().Add(3 * time.Minute))
+		})
+		Expect(env.Client.Create(ctx, open)).To(Succeed())
+		res, err := r.Reconcile(ctx, request(open))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(Equal(3 * time.Minute))
+		_, reason := readyOf(open)
+		Expect(reason).To(Equal(payoutv1.QuoteOpenReason))
+
+		fakeClock.Step(3 * time.Minute)
+		res, err = r.Reconcile(ctx, request(open))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(Equal(10 * time.Minute))
+		_, reason = readyOf(open)
+		Expect(reason).To(Equal(payoutv1.QuoteExpiredReason))
+
+		fakeClock.Step(10 * time.Minute)
+		_, err = r.Reconcile(ctx, request(open))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(open), open))).To(BeTrue())
+
+		used := testgen.Quote(ns, "11111111-0000-4000-8000-000000000002", func(q *payoutv1.Quote) {
+			q.Spec.ExpiresAt = metav1.NewTime(fakeClock.Now().Add(time.Minute))
+		})
+		Expect(env.Client.Create(ctx, used)).To(Succeed())
+		used.Status.ConsumedBy = strings.Repeat("a", 24)
+		Expect(env.Client.Status().Update(ctx, used)).To(Succeed())
+		_, err = r.Reconcile(ctx, request(used))
+		Expect(err).NotTo(HaveOccurred())
+		_, reason = readyOf(used)
+		Expect(reason).To(Equal(payoutv1.QuoteConsumedReason))
+	})
+})
+
+var _ = Describe("ClaimReconciler", func() {
+	It("binds claims whose holder exists and releases the others after the grace period", func() {
+		ns := namespace()
+		r := &ClaimReconciler{Client: env.Client, APIReader: env.Client, Clock: fakeClock, Grace: 2 * time.Minute}
+		t := testgen.Transfer(ns, "eeeeeeeeeeeeeeeeeeeeee01")
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		bound := testgen.Claim(payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID, payoutv1.ObjectRef{Namespace: ns, Name: t.Name})
+		orphan := testgen.Claim(payoutv1.ClaimCustomerUUID, "0d4b3c2a-1111-4222-8333-444455556666", payoutv1.ObjectRef{Namespace: ns, Name: "eeeeeeeeeeeeeeeeeeeeee02"})
+		for _, c := range []*payoutv1.Claim{bound, orphan} {
+			Expect(env.Client.Create(ctx, c)).To(Succeed())
+		}
+		fakeClock.SetTime(bound.CreationTimestamp.Time)
+		_, err := r.Reconcile(ctx, request(bound))
+		Expect(err).NotTo(HaveOccurred())
+		_, reason := readyOf(bound)
+		Expect(reason).To(Equal(payoutv1.ClaimBoundReason))
+
+		res, err := r.Reconcile(ctx, request(orphan))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(BeNumerically(">", time.Minute))
+		_, reason = readyOf(orphan)
+		Expect(reason).To(Equal(payoutv1.ClaimPendingReason))
+
+		fakeClock.Step(3 * time.Minute)
+		_, err = r.Reconcile(ctx, request(orphan))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(orphan), orphan))).To(BeTrue())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "a bound claim is never released")
+	})
+})
+
+var _ = Describe("TransferReconciler", func() {
+	It("opens v1 and v2 transfers and records a v2 confirmation, with history and events", func() {
+		ns := namespace()
+		rec := events.NewFakeRecorder(10)
+		r := &TransferReconciler{Client: env.Client, Recorder: rec, Clock: fakeClock}
+		v1 := testgen.Transfer(ns, "ffffffffffffffffffffff01")
+		v2 := testgen.Transfer(ns, "ffffffffffffffffffffff02", testgen.V2())
+		for _, t := range []*payoutv1.Transfer{v1, v2} {
+			Expect(env.Client.Create(ctx, t)).To(Succeed())
+			_, err := r.Reconcile(ctx, request(t))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), t)).To(Succeed())
+		}
+		Expect(v1.Status.Phase).To(Equal(payoutv1.PhaseReadyToProcess))
+		Expect(v2.Status.Phase).To(Equal(payoutv1.PhaseAwaitingDeposit))
+		Expect(v1.Status.History).To(HaveLen(1))
+		Expect(<-rec.Events).To(ContainSubstring("Normal Created"))
+
+		v2.Spec.TxHash = "0x" + strings.Repeat("ab", 32)
+		Expect(env.Client.Update(ctx, v2)).To(Succeed())
+		_, err := r.Reconcile(ctx, request(v2))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(v2), v2)).To(Succeed())
+		Expect(v2.Status.Phase).To(Equal(payoutv1.PhasePendingMatch))
+		Expect(v2.Status.History).To(HaveLen(2))
+	})
+
+	It("never overwrites a status written after it read the transfer", func() {
+		ns := namespace()
+		t := testgen.Transfer(ns, "ffffffffffffffffffffff03")
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		stale := t.DeepCopy()
+		t.Status.Phase, t.Status.Error = payoutv1.PhaseFailed, "recipient deleted"
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
+
+		before := stale.DeepCopy()
+		stale.Status.Phase = payoutv1.PhaseReadyToProcess
+		err := patchStatus(ctx, env.Client, before, stale)
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "got %v", err)
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), t)).To(Succeed())
+		Expect(t.Status.Phase).To(Equal(payoutv1.PhaseFailed))
+	})
+})
+
+var _ = Describe("simple status controllers", func() {
+	It("derive recipients' activity, wallets' verification and deposit options' availability", func() {
+		ns := namespace()
+		rc := testgen.Recipient(ns, 555, func(r *payoutv1.Recipient) { r.Spec.Deactivated = true })
+		Expect(env.Client.Create(ctx, rc)).To(Succeed())
+		rr := &statusReconciler[payoutv1.Recipient, *payoutv1.Recipient]{Client: env.Client, observe: observeRecipient}
+		_, err := rr.Reconcile(ctx, request(rc))
+		Expect(err).NotTo(HaveOccurred())
+		status, reason := readyOf(rc)
+		Expect(status).To(Equal(metav1.ConditionFalse))
+		Expect(reason).To(Equal(RecipientDeactivatedReason))
+		Expect(rc.Status.Active).To(BeFalse())
+
+		w := testgen.Wallet(ns, "0x8ba1f109551bD432803012645Ac136ddd64DBA72")
+		misnamed := testgen.Wallet(ns, "0x0000000000000000000000000000000000000001")
+		misnamed.Name = "w-wrong"
+		wr := &statusReconciler[payoutv1.Wallet, *payoutv1.Wallet]{Client: env.Client, observe: observeWallet}
+		for _, x := range []*payoutv1.Wallet{w, misnamed} {
+			Expect(env.Client.Create(ctx, x)).To(Succeed())
+			_, err := wr.Reconcile(ctx, request(x))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		status, reason = readyOf(w)
+		Expect(status).To(Equal(metav1.ConditionTrue))
+		Expect(reason).To(Equal(WalletVerifiedReason))
+		_, reason = readyOf(misnamed)
+		Expect(reason).To(Equal(WalletMisnamedReason))
+
+		dr := &statusReconciler[payoutv1.DepositOption, *payoutv1.DepositOption]{Client: env.Client,
+			observe: depositOptionObserver(func(n payoutv1.Network) bool { return n == payoutv1.NetworkBase })}
+		Expect(EnsureDepositOptions(ctx, env.Client)).To(Succeed())
+		Expect(EnsureDepositOptions(ctx, env.Client)).To(Succeed(), "ensuring twice is harmless")
+		want := map[string]string{"usdc-base": payoutv1.DepositOptionAvailableReason, "usdc-solana": payoutv1.DepositOptionNoChainEndpointReason}
+		for name, wantReason := range want {
+			o := &payoutv1.DepositOption{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, o)).To(Succeed())
+			_, err := dr.Reconcile(ctx, request(o))
+			Expect(err).NotTo(HaveOccurred())
+			_, reason := readyOf(o)
+			Expect(reason).To(Equal(wantReason), name)
+			Expect(o.Status.Available).To(Equal(wantReason == payoutv1.DepositOptionAvailableReason))
+		}
+		o := &payoutv1.DepositOption{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o)).To(Succeed())
+		o.Spec.Enabled = false
+		Expect(env.Client.Update(ctx, o)).To(Succeed())
+		_, err = dr.Reconcile(ctx, request(o))
+		Expect(err).NotTo(HaveOccurred())
+		_, reason = readyOf(o)
+		Expect(reason).To(Equal(payoutv1.DepositOptionDisabledReason))
+		Expect(o.Status.Available).To(BeFalse())
+	})
+})

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs the conformance cases listed in a ratchet file against a fresh `make run`.
+#
+# Usage: hack/conformance.sh CONFORMANCE_DIR PASS_FILE DEV_DIR READY_MINUTES
+# Starts `make run` with DEV_DIR as its state directory (so a developer's own .dev is left
+# alone), waits for DEV_DIR/env, runs `go test` in CONFORMANCE_DIR restricted to the cases of
+# PASS_FILE, then stops the instance. Exits non-zero when a listed case fails. Where the suite
+# is not present (a clone outside the workspace) it says so and succeeds: the project's own
+# tests stand on their own.
+set -euo pipefail
+
+suite=${1:?conformance dir}
+pass=${2:?pass file}
+dev=${3:?dev dir}
+ready_minutes=${4:-30}
+
+if [ ! -d "$suite" ]; then
+  echo "conformance: $suite not found; skipping the conformance stage (it runs where ../shared/conformance exists, as in CI)"
+  exit 0
+fi
+cases=$(grep -E '^Test[A-Za-z0-9_]+$' "$pass" | paste -sd'|' - || true)
+if [ -z "$cases" ]; then
+  echo "conformance: $pass lists no cases; nothing to run"
+  exit 0
+fi
+
+rm -rf "$dev"
+mkdir -p "$dev"
+log="$dev/make-run.log"
+# setsid: make run and everything it starts share one process group we can stop as a whole.
+setsid make --no-print-directory run DEV_DIR="$dev" >"$log" 2>&1 &
+runner=$!
+stop() {
+  if kill -0 "$runner" 2>/dev/null; then
+    kill -TERM -- "-$runner" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$runner" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$runner" 2>/dev/null || true
+  fi
+}
+trap stop EXIT
+
+deadline=$((SECONDS + ready_minutes * 60))
+until [ -f "$dev/env" ]; do
+  if ! kill -0 "$runner" 2>/dev/null; then
+    echo "conformance: make run exited before it was ready; its log:"; tail -n 50 "$log"; exit 1
+  fi
+  if [ $SECONDS -ge $deadline ]; then
+    echo "conformance: make run not ready after $ready_minutes minutes; its log:"; tail -n 50 "$log"; exit 1
+  fi
+  sleep 1
+done
+echo "conformance: instance ready after ${SECONDS}s; running $(echo "$cases" | tr '|' '\n' | wc -l) listed cases"
+
+set +e
+(
+  # shellcheck disable=SC1091
+  source "$dev/env"
+  cd "$suite"
+  go test -count=1 -timeout 20m -run "^($cases)\$" -v ./... 2>&1
+) | tee "$dev/conformance.log" | grep -E '^(--- |FAIL|ok|PASS)'
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+  echo "conformance: listed cases failed (full output: $dev/conformance.log; instance log: $log)"
+  exit "$status"
+fi
+echo "conformance: all listed cases passed"
