@@ -59,6 +59,9 @@ var (
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// controllers and informers run alongside; on a busy 2-core CI machine they take a moment
+	SetDefaultEventuallyTimeout(15 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
 	ctx, cancel = context.WithCancel(context.Background())
 	var err error
 	env, err = testenv.Start()
