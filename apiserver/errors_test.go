@@ -47,6 +47,18 @@ var _ = Describe("the error model (spec 7)", func() {
 	})
 })
 
+var _ = Describe("probes and the OpenAPI document", func() {
+	It("serve without authentication", func() {
+		c := newCaller("")
+		Expect(c.get("/healthz").body).To(MatchJSON(`{"status":"ok"}`))
+		Expect(c.get("/readyz").body).To(MatchJSON(`{"status":"ready"}`))
+		doc := c.get("/openapi.json")
+		Expect(doc.status).To(Equal(200))
+		Expect(doc.json()).To(HaveKeyWithValue("openapi", "3.0.3"))
+		Expect(doc.header.Get("X-Request-Id")).NotTo(BeEmpty())
+	})
+})
+
 var _ = Describe("a panicking handler", func() {
 	It("is answered 500 with the error body, logged, and the server stays up", func() {
 		var logged bytes.Buffer

@@ -55,7 +55,8 @@ func (w *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// observe is the outermost middleware: request id, panic recovery and the access log. A panic
+// observe is the outermost middleware: request id, panic recovery and the access log (one
+// structured line per request; the Authorization header and bodies are never logged). A panic
 // in a handler becomes a 500 with the error body; the server stays up.
 func observe(log logr.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,7 +84,7 @@ func observe(log logr.Logger, next http.Handler) http.Handler {
 				log.Error(rec.err, "request failed", kv...)
 				return
 			}
-			log.V(1).Info("request", kv...)
+			log.Info("request", kv...)
 		}()
 		next.ServeHTTP(rw, r)
 	})

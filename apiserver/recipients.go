@@ -214,19 +214,46 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 
+	// The replacement exists before the old recipient is retired: a crash in between leaves a
+	// duplicate, never a recipient lost.
 	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace()}, Spec: *next}
 	if err := s.createRecipient(r.Context(), rc); err != nil {
 		return err
 	}
-	patch := client.MergeFrom(old.DeepCopy())
-	retired := old.DeepCopy()
-	retired.Spec.Deactivated, retired.Spec.ReplacedBy = true, &rc.Spec.ID
-	if err := s.cfg.Client.Patch(r.Context(), retired, patch); err != nil {
+	if err := s.retire(r.Context(), old, rc); err != nil {
 		return err
 	}
-	s.awaitCached(r.Context(), retired)
 	writeJSON(w, http.StatusOK, recipientView(rc))
 	return nil
+}
+
+// retire deactivates old in favour of its replacement. The write carries old's
+// resourceVersion: of two updates racing on one recipient only one retires it; the other
+// withdraws its replacement and is told to use the latest id.
+func (s *Server) retire(ctx context.Context, old, replacement *payoutv1.Recipient) error {
+	for {
+		retired := old.DeepCopy()
+		retired.Spec.Deactivated, retired.Spec.ReplacedBy = true, &replacement.Spec.ID
+		err := s.cfg.Client.Patch(ctx, retired, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			s.awaitCached(ctx, retired)
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(old), old); err != nil {
+			return err
+		}
+		if old.Spec.Deactivated {
+			withdrawn := replacement.DeepCopy()
+			withdrawn.Spec.Deactivated = true
+			if err := s.cfg.Client.Patch(ctx, withdrawn, client.MergeFrom(replacement)); err != nil {
+				return err
+			}
+			return apierror.Errorf(apierror.Invalid, "recipient %d was updated or deleted meanwhile; use its latest id", old.Spec.ID)
+		}
+	}
 }
 
 // handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8): the recipient's

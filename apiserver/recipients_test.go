@@ -15,6 +15,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
@@ -176,6 +177,27 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
 	})
 
+	It("lets one of several concurrent updates of a recipient win, leaving one active recipient", func() {
+		id := idOf(acct.create(ibanBody("Race Holder")))
+		statuses := make(chan int, 5)
+		for i := range 5 {
+			go func() {
+				defer GinkgoRecover()
+				statuses <- acct.c.do("PATCH", rpath(id), obj{"accountHolderName": fmt.Sprintf("Racer %c", 'A'+i)}).status
+			}()
+		}
+		wins := 0
+		for range 5 {
+			st := <-statuses
+			Expect(st).To(BeElementOf(200, 400))
+			if st == 200 {
+				wins++
+			}
+		}
+		Expect(wins).To(Equal(1))
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+	})
+
 	It("deletes: inactive, unusable, and its transfers in progress failed and counted", func() {
 		id := idOf(acct.create(ibanBody("Delete Holder")))
 		ns := payoutv1.AccountNamespace(acct.name)
@@ -253,7 +275,7 @@ var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 
 	It("fails closed with 503 when the verification service cannot answer", func() {
 		cfg := baseCfg
-		cfg.KYC = kyc.HTTP{BaseURL: "http://127.0.0.1:1", Timeout: time.Second}
+		cfg.KYC = kyc.HTTP{Service: remote.Service{BaseURL: "http://127.0.0.1:1", Timeout: time.Second}}
 		down := openServer(cfg)
 		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
 		body := ibanBody("Kyc Holder")

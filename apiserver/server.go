@@ -40,7 +40,7 @@ type Config struct {
 	Rates pricing.RateSource
 	// Clock is the time source of quotes and limits.
 	Clock clock.Clock
-	// Log receives the access log (at V(1)) and errors.
+	// Log receives the access log and errors.
 	Log logr.Logger
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -29,10 +29,12 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
 // options are the command-line settings.
@@ -112,21 +114,9 @@ func main() {
 	}
 }
 
-// Scheme holds the kinds payoutd reads and writes.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := payoutv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
 func run(ctx context.Context, o *options, log logr.Logger) error {
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                  Scheme(),
+		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.controllers && o.leaderElect,
@@ -199,11 +189,11 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	}
 	var verifier kyc.Verifier = kyc.Store{Reader: mgr.GetClient()}
 	if o.kycURL != "" {
-		verifier = kyc.HTTP{BaseURL: strings.TrimRight(o.kycURL, "/"), Token: o.kycToken}
+		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
 	}
 	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
 	if o.riskURL != "" {
-		risk = walletscreen.HTTP{BaseURL: strings.TrimRight(o.riskURL, "/"), Token: o.riskToken}
+		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken}}
 	}
 	proxies, err := apiserver.ParsePrefixes(strings.Split(o.trustedProxies, ","))
 	if err != nil {
@@ -235,6 +225,17 @@ func rateSource(ctx context.Context, o *options, log logr.Logger) (pricing.RateS
 			return nil, err
 		}
 		go r.Run(ctx)
+		// The age of the rates in force is the number an operator watches: quotes stop at MaxAge.
+		metrics.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "payout_rates_age_seconds",
+			Help: "Age of the exchange rates quotes are priced with; -1 before the first successful poll.",
+		}, func() float64 {
+			age, ok := r.Age()
+			if !ok {
+				return -1
+			}
+			return age.Seconds()
+		}))
 		log.Info("pricing from a live rate source", "maxAge", o.ratesMaxAge)
 		return r, nil
 	case o.ratesFile != "":

@@ -19,14 +19,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
 // Config locates what the environment runs.
@@ -84,7 +83,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := writeAtomic(kubeconfig, cp.KubeConfig, 0o600); err != nil {
 		return err
 	}
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme()})
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}
@@ -137,13 +136,6 @@ func Run(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-func scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = payoutv1.AddToScheme(s)
-	return s
-}
-
 // startControlPlane starts etcd (data kept in <dir>/etcd, so a second run resumes) and
 // kube-apiserver, and installs the CRDs. Data that etcd cannot open is moved aside and the
 // run starts clean: leftovers must never stop `make run`.
@@ -157,7 +149,7 @@ func startControlPlane(cfg Config) (*envtest.Environment, error) {
 			BinaryAssetsDirectory: cfg.Assets,
 			CRDDirectoryPaths:     []string{cfg.CRDs},
 			ErrorIfCRDPathMissing: true,
-			Scheme:                scheme(),
+			Scheme:                scheme.New(),
 		}
 		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: dataDir, StartTimeout: time.Minute}
 		env.ControlPlane.GetAPIServer().StartTimeout = 2 * time.Minute

@@ -9,32 +9,18 @@ import (
 	"runtime"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
 // Root is the checkout's top directory.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// Scheme holds the built-in kinds and the kinds of this project.
-func Scheme() *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := payoutv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
 }
 
 // Env is a running control plane.
@@ -58,7 +44,7 @@ func Start() (*Env, error) {
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join(Root(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-		Scheme:                Scheme(),
+		Scheme:                scheme.New(),
 	}
 	cfg, err := env.Start()
 	if err != nil {

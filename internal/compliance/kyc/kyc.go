@@ -5,18 +5,15 @@ package kyc
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/compliance/remote"
 )
 
 // Verifier answers whether wallet is KYC-verified for account. An error means the answer is
@@ -52,54 +49,24 @@ func (s Store) Verified(ctx context.Context, account, wallet string) (bool, erro
 //	GET {BaseURL}/v1/wallets/{wallet}/verification?account={account}
 //	200 {"verified": true|false}   404: not verified   anything else: unavailable
 //
-// The service must answer within Timeout; a slow or failing service makes every check fail
-// closed rather than pass.
+// A slow or failing service makes every check fail closed rather than pass.
 type HTTP struct {
-	BaseURL string
-	// Token, when set, is sent as a Bearer credential.
-	Token   string
-	Client  *http.Client
-	Timeout time.Duration
+	remote.Service
 }
 
 // Verified asks the service.
 func (h HTTP) Verified(ctx context.Context, account, wallet string) (bool, error) {
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	u := fmt.Sprintf("%s/v1/wallets/%s/verification?%s", h.BaseURL, url.PathEscape(payoutv1.NormalizeWallet(wallet)),
-		url.Values{"account": {account}}.Encode())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false, errUnavailable
-	}
-	req.Header.Set("Accept", "application/json")
-	if h.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.Token)
-	}
-	c := h.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, errUnavailable
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNotFound:
-		return false, nil
-	case http.StatusOK:
-	default:
-		return false, errUnavailable
-	}
 	var body struct {
 		Verified *bool `json:"verified"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body); err != nil || body.Verified == nil {
+	path := "/v1/wallets/" + url.PathEscape(payoutv1.NormalizeWallet(wallet)) + "/verification?" + url.Values{"account": {account}}.Encode()
+	status, ok := h.Get(ctx, path, &body, http.StatusNotFound)
+	switch {
+	case !ok:
+		return false, errUnavailable
+	case status == http.StatusNotFound:
+		return false, nil
+	case body.Verified == nil:
 		return false, errUnavailable
 	}
 	return *body.Verified, nil

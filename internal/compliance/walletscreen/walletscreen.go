@@ -5,18 +5,14 @@ package walletscreen
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/compliance/remote"
 )
 
 // Screener reports whether a wallet is blocked. An error means the answer is unknown; callers
@@ -49,45 +45,15 @@ func (l LocalList) Blocked(ctx context.Context, wallet string) (bool, error) {
 //
 //	GET {BaseURL}/v1/addresses/{wallet}/risk   200 {"blocked": true|false}   anything else: unavailable
 type HTTP struct {
-	BaseURL string
-	Token   string
-	Client  *http.Client
-	Timeout time.Duration
+	remote.Service
 }
 
 // Blocked asks the risk API.
 func (h HTTP) Blocked(ctx context.Context, wallet string) (bool, error) {
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		fmt.Sprintf("%s/v1/addresses/%s/risk", h.BaseURL, url.PathEscape(payoutv1.NormalizeWallet(wallet))), nil)
-	if err != nil {
-		return false, errUnavailable
-	}
-	req.Header.Set("Accept", "application/json")
-	if h.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.Token)
-	}
-	c := h.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, errUnavailable
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, errUnavailable
-	}
 	var body struct {
 		Blocked *bool `json:"blocked"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body); err != nil || body.Blocked == nil {
+	if _, ok := h.Get(ctx, "/v1/addresses/"+url.PathEscape(payoutv1.NormalizeWallet(wallet))+"/risk", &body); !ok || body.Blocked == nil {
 		return false, errUnavailable
 	}
 	return *body.Blocked, nil
