@@ -111,10 +111,12 @@ func normalizeUnicode(s string) string {
 	gap := false
 	for _, r := range s {
 		switch {
-		case unicode.IsLetter(r), unicode.IsNumber(r), unicode.IsMark(r):
 		case isDeleted(r) || unicode.Is(unicode.Cf, r):
-			// A fullwidth full stop or "…" decomposes to ".", which is deleted like ".".
+			// Checked before letters: U+02BC is a letter (Lm) yet an apostrophe, and decomposition
+			// produces it ("ŉ" is U+02BC + "n"); a fullwidth full stop or "…" decomposes to ".",
+			// which is deleted like ".".
 			continue
+		case unicode.IsLetter(r), unicode.IsNumber(r), unicode.IsMark(r):
 		default:
 			gap = b.Len() > 0
 			continue
