@@ -251,6 +251,7 @@ func (s *Server) retire(ctx context.Context, old, replacement *payoutv1.Recipien
 			if err := s.cfg.Client.Patch(ctx, withdrawn, client.MergeFrom(replacement)); err != nil {
 				return err
 			}
+			s.awaitCached(ctx, withdrawn)
 			return apierror.Errorf(apierror.Invalid, "recipient %d was updated or deleted meanwhile; use its latest id", old.Spec.ID)
 		}
 	}
