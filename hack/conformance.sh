@@ -31,11 +31,12 @@ log="$dev/make-run.log"
 setsid make --no-print-directory run DEV_DIR="$dev" >"$log" 2>&1 &
 runner=$!
 stop() {
-  if kill -0 "$runner" 2>/dev/null; then
-    kill -TERM -- "-$runner" 2>/dev/null || true
-    for _ in $(seq 1 60); do kill -0 "$runner" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$runner" 2>/dev/null || true
-  fi
+  # make exits at once on SIGTERM; payout-dev takes a few seconds to stop the control plane.
+  # Wait for the whole group, and only then force what is left.
+  kill -TERM -- "-$runner" 2>/dev/null || true
+  for _ in $(seq 1 120); do pgrep -g "$runner" >/dev/null || return 0; sleep 0.5; done
+  echo "conformance: the instance did not stop within 60 s; killing it"
+  kill -KILL -- "-$runner" 2>/dev/null || true
 }
 trap stop EXIT
 

@@ -6,7 +6,11 @@ dev=${1:-$PWD/.dev-timing}
 start=$(date +%s.%N)
 setsid make --no-print-directory run DEV_DIR="$dev" >"/tmp/time-make-run.log" 2>&1 &
 pid=$!
-trap 'kill -TERM -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
+stop() {
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for _ in $(seq 1 120); do pgrep -g "$pid" >/dev/null || return 0; sleep 0.5; done
+}
+trap stop EXIT
 until [ -f "$dev/env" ]; do
   kill -0 "$pid" 2>/dev/null || { echo "make run exited; see /tmp/time-make-run.log"; exit 1; }
   sleep 0.05

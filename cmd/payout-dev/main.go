@@ -2,9 +2,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -27,8 +32,27 @@ func main() {
 	if !*quiet {
 		cfg.Stdout = os.Stdout
 	}
-	if err := devenv.Run(ctrl.SetupSignalHandler(), cfg); err != nil {
+	if err := devenv.Run(stopOnSignal(cfg.Log), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
 	}
+}
+
+// stopOnSignal is cancelled by the first SIGINT or SIGTERM. Later signals are ignored: the run
+// is already stopping, and dying half-way would leave etcd running (it runs in its own process
+// group, out of reach of a group kill). `kill -9` remains for the impatient; the next run reaps
+// what it leaves.
+func stopOnSignal(log logr.Logger) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		log.Info("stopping")
+		cancel()
+		for range sig {
+			log.Info("already stopping; waiting for the control plane to shut down")
+		}
+	}()
+	return ctx
 }

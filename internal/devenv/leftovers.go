@@ -46,7 +46,7 @@ func reapLeftovers(path string, log logr.Logger) {
 		}
 		log.Info("stopping a process left by an earlier run", "pid", pid, "command", filepath.Base(cmd))
 		_ = syscall.Kill(pid, syscall.SIGTERM)
-		for i := 0; i < 50 && command(pid) == cmd; i++ {
+		for i := 0; i < 20 && command(pid) == cmd; i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if command(pid) == cmd {
