@@ -203,8 +203,12 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 		if next.Details, err = detailsFromAPI(details); err != nil {
 			return err
 		}
-		address = valid.Address
-		// An update that does not touch the address keeps the stored country (spec 4.7).
+		// Screening takes the address from the new details if they have one, else from the
+		// stored recipient; an update that does not touch the address keeps the stored
+		// country (spec 4.7).
+		if valid.Address != nil {
+			address = valid.Address
+		}
 		if valid.Address != nil || old.Spec.Country == "" {
 			country = valid.Country
 		}

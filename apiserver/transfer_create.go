@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/mail"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -220,7 +221,7 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, req *transfer
 	if req.recipientID <= 0 {
 		return nil, apierror.FieldErrorf("recipientId", "must be a recipient id (a positive integer)")
 	}
-	rc, err := s.findRecipient(ctx, c, decimal.NewFromInt(req.recipientID).String())
+	rc, err := s.findRecipient(ctx, c, strconv.FormatInt(req.recipientID, 10))
 	if apierror.CodeOf(err) == apierror.NotFound {
 		return nil, apierror.FieldErrorf("recipientId", "no recipient %d", req.recipientID)
 	}
@@ -286,9 +287,6 @@ func (s *Server) checkDepositOption(ctx context.Context, req *transferRequest) e
 // the account's bounds, the quote exists for this account, is unexpired and unused, prices the
 // recipient's currency, and matches the amount within 0.01.
 func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest, rc *payoutv1.Recipient) (*payoutv1.Quote, error) {
-	if req.amount.Exponent() < -2 && !req.amount.Equal(req.amount.Round(2)) {
-		return nil, apierror.FieldErrorf("amount", "must have at most 2 decimals")
-	}
 	amount, err := pricing.ParseAmount("amount", req.amount.String())
 	if err != nil {
 		return nil, err

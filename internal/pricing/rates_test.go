@@ -143,7 +143,7 @@ func TestEmbeddedSnapshot(t *testing.T) {
 	if !strings.Contains(tab.Source, "2026.9.29") {
 		t.Errorf("Source %q does not name the package version", tab.Source)
 	}
-	// Values and pegs recorded in /work/shared/data/rates/README.md.
+	// Values and pegs recorded in shared/data/rates/README.md.
 	want := map[string]string{
 		"USD": "1", "BMD": "1", "EUR": "0.88022588", "GBP": "0.75538854", "JPY": "157.47729333",
 		"INR": "96.08534228", "NGN": "1326.1643995", "ARS": "1525.02726539", "VND": "25947.76804973",
