@@ -91,7 +91,7 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 		return err
 	}
 	quote := quoteResource(c, uuid.NewString(), priced, v2, recipientType, now)
-	if err := s.cfg.Client.Create(r.Context(), quote); err != nil {
+	if err := s.createOwned(r.Context(), c, quote); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, quoteView(quote))

@@ -11,10 +11,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
 func quotePath(currency, amount string, extra ...string) string {
@@ -144,5 +146,18 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		later.Spec.ExpiresAt.Time = fakeNow.Now().Add(-time.Second)
 		err := srv.consumeQuote(ctx, later, fmt.Sprintf("%024x", 99))
 		Expect(err).To(MatchError(ContainSubstring("expired")))
+	})
+})
+
+var _ = Describe("an account whose namespace does not exist yet", func() {
+	It("gets it from the facade on its first write", func() {
+		// an account the controllers never see, as if they had not got to it yet
+		acct := testgen.Account("facade-no-namespace-yet", func(a *payoutv1.PayoutAccount) { a.UID = "4f3c2b1a-0000-4000-8000-000000000001" })
+		c := &Caller{Account: acct}
+		q := testgen.Quote(c.Namespace(), "22222222-0000-4000-8000-000000000001")
+		Expect(srv.createOwned(ctx, c, q)).To(Succeed())
+		ns := &corev1.Namespace{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: c.Namespace()}, ns)).To(Succeed())
+		Expect(ns.Labels).To(HaveKeyWithValue("payout.stablepay.dev/account", acct.Name))
 	})
 })

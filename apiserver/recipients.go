@@ -124,7 +124,7 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 			Details: stored, Country: payoutv1.CountryCode(valid.Country), Wallet: payoutv1.NormalizeWallet(wallet),
 		},
 	}
-	if err := s.createRecipient(r.Context(), rc); err != nil {
+	if err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, recipientView(rc))
@@ -221,7 +221,7 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 	// The replacement exists before the old recipient is retired: a crash in between leaves a
 	// duplicate, never a recipient lost.
 	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace()}, Spec: *next}
-	if err := s.createRecipient(r.Context(), rc); err != nil {
+	if err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
 	if err := s.retire(r.Context(), old, rc); err != nil {
@@ -335,7 +335,7 @@ func (s *Server) findRecipient(ctx context.Context, c *Caller, idText string) (*
 
 // createRecipient gives rc a fresh random id, claims it cluster-wide and creates it. Ids are
 // random in [10^12, 2^53) so that they are exact in JSON and cannot be guessed across accounts.
-func (s *Server) createRecipient(ctx context.Context, rc *payoutv1.Recipient) error {
+func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Recipient) error {
 	for range 8 {
 		id := randomRecipientID()
 		idText := strconv.FormatInt(id, 10)
@@ -347,7 +347,7 @@ func (s *Server) createRecipient(ctx context.Context, rc *payoutv1.Recipient) er
 			return err
 		}
 		rc.Name, rc.Spec.ID = idText, id
-		if err := s.cfg.Client.Create(ctx, rc); err != nil {
+		if err := s.createOwned(ctx, c, rc); err != nil {
 			s.release(ctx, claim)
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +14,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/tenancy"
 )
 
 // claim reserves a globally unique key for holder: the API server's atomic create of a
@@ -25,6 +27,20 @@ func (s *Server) claim(ctx context.Context, kind payoutv1.ClaimKind, key string,
 		Spec:       payoutv1.ClaimSpec{Kind: kind, Key: key, Holder: holder},
 	}
 	return c, s.cfg.Client.Create(ctx, c)
+}
+
+// createOwned creates an object in the caller's account namespace. An account created a moment
+// ago may not have its namespace yet (the account controller makes it); the facade then makes
+// it itself, exactly as the controller would, rather than fail the caller's first request.
+func (s *Server) createOwned(ctx context.Context, c *Caller, obj client.Object) error {
+	err := s.cfg.Client.Create(ctx, obj)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := tenancy.EnsureNamespace(ctx, s.cfg.Client, c.Account); err != nil {
+		return err
+	}
+	return s.cfg.Client.Create(ctx, obj)
 }
 
 // release gives a claim back after its holder could not be created. Best effort: the claim

@@ -115,10 +115,10 @@ var _ = Describe("v1 transfer rules (spec 4.10), in their order of precedence", 
 			Expect(errorText(post(b), 400)).To(HavePrefix(field), "without %s", field)
 		}
 		cases := map[string]obj{
-			"amount: must equal the quoted amount": v1Body(qid, "25.02", rid),
+			"amount: must equal the quoted amount":       v1Body(qid, "25.02", rid),
 			"amount: must have at most 2 decimal places": v1Body(qid, "25.001", rid),
-			"quote_id: no such quote":              v1Body(uuid.NewString(), "25.00", rid),
-			"source_token":                         func() obj { b := v1Body(qid, "25.00", rid); b["source_token"] = "dai"; return b }(),
+			"quote_id: no such quote":                    v1Body(uuid.NewString(), "25.00", rid),
+			"source_token":                               func() obj { b := v1Body(qid, "25.00", rid); b["source_token"] = "dai"; return b }(),
 			"wallet_address": func() obj {
 				b := v1Body(qid, "25.00", rid)
 				b["wallet_address"] = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
