@@ -25,8 +25,8 @@ func TestControllers(t *testing.T) {
 }
 
 var (
-	env   *testenv.Env
-	ctx   = context.Background()
+	env       *testenv.Env
+	ctx       = context.Background()
 	fakeClock *clocktesting.FakeClock
 )
 

@@ -8,7 +8,7 @@ import (
 // checkABA checks a 9-digit ABA routing transit number: its Federal Reserve routing
 // symbol prefix and the 3-7-1 weighted check digit.
 //
-// The Fed directories in shared/data are from 2018, so a routing number's existence is
+// The Fed directories of the reference data are from 2018, so a routing number's existence is
 // not checked: a bank chartered since would be refused. Tests use numbers from them.
 func checkABA(v string) error {
 	if len(v) != 9 || !allDigits(v) {

@@ -12,7 +12,7 @@ import (
 // The embedded reference data; data/README.md gives each file's source and license.
 // Regenerate the derived and copied files with:
 //
-//go:generate go run ./gen -src ../../../shared/data -out data
+//go:generate go run ./gen -out data
 //go:embed data
 var embedded embed.FS
 
