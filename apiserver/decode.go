@@ -95,9 +95,6 @@ func (b *body) raw(name string) json.RawMessage {
 	return v
 }
 
-// has reports whether a field is present and not null.
-func (b *body) has(name string) bool { return b.raw(name) != nil }
-
 // str reads a string field; ok is false when it is absent.
 func (b *body) str(name string) (s string, ok bool, err error) {
 	v := b.raw(name)

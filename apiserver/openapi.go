@@ -13,9 +13,6 @@ import (
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-// OpenAPIYAML returns the document as written.
-func OpenAPIYAML() []byte { return openAPIYAML }
-
 func openAPIJSON() ([]byte, error) { return yaml.YAMLToJSON(openAPIYAML) }
 
 // handleOpenAPI serves GET /openapi.json.

@@ -123,10 +123,9 @@ func (s *Server) failOpenTransfers(ctx context.Context, rc *payoutv1.Recipient) 
 				changed = false
 				return nil
 			}
-			now := metav1.NewTime(s.cfg.Clock.Now())
 			msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
-			t.Status.Phase, t.Status.Error, t.Status.UpdatedAt = payoutv1.PhaseFailed, msg, &now
-			t.Status.History = append(t.Status.History, payoutv1.StatusChange{Status: payoutv1.PhaseFailed, At: now, Reason: "RecipientDeleted", Message: msg})
+			t.Status.Error = msg
+			t.Transition(payoutv1.PhaseFailed, "RecipientDeleted", msg, metav1.NewTime(s.cfg.Clock.Now()))
 			changed = true
 			return s.cfg.Client.Status().Update(ctx, t)
 		})

@@ -15,7 +15,6 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
@@ -174,14 +173,11 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 	if !chain.IsEVMTxHash(hash) && !chain.IsSolanaSignature(hash) {
 		return apierror.FieldErrorf("tx_hash", "must be an EVM transaction hash (0x and 64 hex digits) or a Solana signature (base58, 85 to 88 characters)")
 	}
-	list := &payoutv1.TransferList{}
-	if err := s.cfg.Client.List(r.Context(), list, client.MatchingFields{index.Name: id}); err != nil {
+	t, err := s.findTransfer(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	if len(list.Items) == 0 {
-		return apierror.Errorf(apierror.NotFound, "transfer not found")
-	}
-	if list.Items[0].Namespace != c.Namespace() {
+	if t.Namespace != c.Namespace() {
 		return apierror.Errorf(apierror.Forbidden, "transfer %s belongs to another account", id)
 	}
 	return errTransfersUnavailable

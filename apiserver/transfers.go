@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -140,14 +141,22 @@ func strPtr(s string) *string {
 // handleTransferGet serves GET /api/payouts/transfer/{transfer_id} (spec 4.15). Lookup is
 // global: any valid key reads any transfer whose id it knows.
 func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Caller) error {
-	id := r.PathValue("transfer_id")
-	list := &payoutv1.TransferList{}
-	if err := s.cfg.Client.List(r.Context(), list, client.MatchingFields{index.Name: id}); err != nil {
+	t, err := s.findTransfer(r.Context(), r.PathValue("transfer_id"))
+	if err != nil {
 		return err
 	}
-	if len(list.Items) == 0 {
-		return apierror.Errorf(apierror.NotFound, "transfer not found")
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"transfer": transferView(&list.Items[0])})
+	writeJSON(w, http.StatusOK, map[string]any{"transfer": transferView(t)})
 	return nil
+}
+
+// findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
+func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
+	list := &payoutv1.TransferList{}
+	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: id}); err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, apierror.Errorf(apierror.NotFound, "transfer not found")
+	}
+	return &list.Items[0], nil
 }

@@ -51,11 +51,8 @@ type ObjectRef struct {
 	Name string `json:"name"`
 }
 
-// Common condition types and reasons. Each kind documents which of them it sets.
+// The condition every kind sets; each kind documents its reasons.
 const (
 	// ReadyCondition summarises a resource: True when the service can use it as it is.
 	ReadyCondition = "Ready"
-
-	// ReconciledReason: the controller has seen the current generation and found it consistent.
-	ReconciledReason = "Reconciled"
 )

@@ -36,6 +36,13 @@ func (p TransferPhase) Terminal() bool {
 	return p == PhaseCompleted || p == PhaseFailed || p == PhaseRefunded
 }
 
+// Transition moves a transfer to phase at the given time and records the change in its history.
+func (t *Transfer) Transition(phase TransferPhase, reason, message string, at metav1.Time) {
+	t.Status.Phase = phase
+	t.Status.UpdatedAt = &at
+	t.Status.History = append(t.Status.History, StatusChange{Status: phase, At: at, Reason: reason, Message: message})
+}
+
 // RecipientSnapshot is the recipient as it was when the transfer was created (spec 2.5).
 type RecipientSnapshot struct {
 	// +required

@@ -138,7 +138,7 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 	if err := mgr.Add(synced); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("cache", func(*httpRequest) error { return synced.err() }); err != nil {
+	if err := mgr.AddReadyzCheck("cache", synced.check); err != nil {
 		return err
 	}
 	if o.controllers {

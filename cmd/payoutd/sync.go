@@ -9,8 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-type httpRequest = http.Request
-
 // syncGate starts the informers the facade reads and reports ready once they have synced.
 type syncGate struct {
 	cache cache.Cache
@@ -34,6 +32,9 @@ func (g *syncGate) Start(ctx context.Context) error {
 
 // NeedLeaderElection is false: every replica serves and needs its cache.
 func (*syncGate) NeedLeaderElection() bool { return false }
+
+// check is the manager's readiness check.
+func (g *syncGate) check(*http.Request) error { return g.err() }
 
 func (g *syncGate) err() error {
 	if !g.ready.Load() {

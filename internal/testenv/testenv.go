@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
@@ -56,9 +54,4 @@ func Start() (*Env, error) {
 		return nil, err
 	}
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
-}
-
-// GroupResource is a resource of this project's group.
-func GroupResource(resource string) schema.GroupResource {
-	return schema.GroupResource{Group: payoutv1.GroupVersion.Group, Resource: resource}
 }
