@@ -148,6 +148,11 @@ var _ = Describe("v1 transfer rules (spec 4.10), in their order of precedence", 
 
 	It("answers a request that passes every rule with 501 and leaves the quote unused", func() {
 		setup()
+		// the controllers create and judge the deposit options at start; wait for usdc on base
+		Eventually(func() bool {
+			o := &payoutv1.DepositOption{}
+			return srv.cfg.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o) == nil && o.Spec.Enabled && o.Status.Available
+		}).Should(BeTrue())
 		r := post(v1Body(qid, "25.00", rid))
 		Expect(errorText(r, 501)).To(ContainSubstring("nothing was created"))
 		q := &payoutv1.Quote{}
