@@ -1,16 +1,12 @@
 package apiserver
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
@@ -197,38 +193,4 @@ func queryBool(v, name string) (bool, error) {
 		return false, apierror.FieldErrorf(name, "must be true or false")
 	}
 	return b, nil
-}
-
-// consumeQuote spends q for the transfer transferID. The status write carries the
-// resourceVersion q was read at, so of two consumers racing for one quote, on any number of
-// replicas, exactly one succeeds; the other re-reads it and finds it used.
-func (s *Server) consumeQuote(ctx context.Context, q *payoutv1.Quote, transferID string) error {
-	for {
-		switch {
-		case q.Status.ConsumedBy == transferID:
-			return nil
-		case q.Status.ConsumedBy != "":
-			return apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
-		case !s.cfg.Clock.Now().Before(q.Spec.ExpiresAt.Time):
-			return apierror.FieldErrorf("quote_id", "the quote expired; get a new quote")
-		}
-		spent := q.DeepCopy()
-		now := metav1.NewTime(s.cfg.Clock.Now())
-		spent.Status.ConsumedBy, spent.Status.ConsumedAt = transferID, &now
-		apimeta.SetStatusCondition(&spent.Status.Conditions, metav1.Condition{
-			Type: payoutv1.ReadyCondition, Status: metav1.ConditionFalse, Reason: payoutv1.QuoteConsumedReason,
-			Message: "used by transfer " + transferID, ObservedGeneration: spent.Generation,
-		})
-		err := s.cfg.Client.Status().Update(ctx, spent)
-		if err == nil {
-			*q = *spent
-			return nil
-		}
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(q), q); err != nil {
-			return err
-		}
-	}
 }

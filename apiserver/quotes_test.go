@@ -2,9 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
@@ -103,49 +100,6 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		for _, bad := range []string{"9.99", "100.01"} {
 			Expect(errorText(limited.c.get(quotePath("EUR", bad)), 400)).To(HavePrefix("sourceAmount"))
 		}
-	})
-
-	It("is consumed exactly once when 20 transfers race for it", func() {
-		acct := newAccount()
-		id := acct.c.get(quotePath("EUR", "25.00")).json()["quoteId"].(string)
-		key := client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}
-		var wg sync.WaitGroup
-		results := make([]error, 20)
-		for i := range results {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer GinkgoRecover()
-				q := &payoutv1.Quote{}
-				Expect(srv.cfg.APIReader.Get(ctx, key, q)).To(Succeed())
-				results[i] = srv.consumeQuote(ctx, q, fmt.Sprintf("%024x", i+1))
-			}()
-		}
-		wg.Wait()
-		wins := 0
-		for _, err := range results {
-			if err == nil {
-				wins++
-				continue
-			}
-			Expect(apierror.CodeOf(err)).To(Equal(apierror.Invalid), "%v", err)
-			Expect(err.Error()).To(ContainSubstring("already used"))
-		}
-		Expect(wins).To(Equal(1))
-		q := &payoutv1.Quote{}
-		Expect(env.Client.Get(ctx, key, q)).To(Succeed())
-		Expect(q.Status.ConsumedBy).To(HaveLen(24))
-	})
-
-	It("cannot be consumed once expired", func() {
-		acct := newAccount()
-		id := acct.c.get(quotePath("EUR", "25.00")).json()["quoteId"].(string)
-		q := &payoutv1.Quote{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}, q)).To(Succeed())
-		later := q.DeepCopy()
-		later.Spec.ExpiresAt.Time = fakeNow.Now().Add(-time.Second)
-		err := srv.consumeQuote(ctx, later, fmt.Sprintf("%024x", 99))
-		Expect(err).To(MatchError(ContainSubstring("expired")))
 	})
 })
 

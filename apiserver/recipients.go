@@ -220,7 +220,8 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 
 	// The replacement exists before the old recipient is retired: a crash in between leaves a
 	// duplicate, never a recipient lost.
-	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace()}, Spec: *next}
+	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(),
+		Labels: map[string]string{payoutv1.RecipientLineageLabel: old.Lineage()}}, Spec: *next}
 	if err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
@@ -261,8 +262,15 @@ func (s *Server) retire(ctx context.Context, old, replacement *payoutv1.Recipien
 	}
 }
 
-// handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8): the recipient's
-// transfers still in progress are failed first, then the recipient is deactivated for good.
+// handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8). The recipient is
+// deactivated first, under the resourceVersion read past the cache, so that no transfer can be
+// created for it afterwards (creation re-reads the recipient past the cache); then every
+// transfer of the recipient, under any of its ids, that is still in progress is asked to stop.
+// transfers_failed counts the requests that were recorded: the transfer controller fails each
+// of them, because a cancellation recorded before the payout intent always wins. A transfer
+// whose payout was already handed to the provider is not stopped (the money is at the bank) and
+// is not counted; it completes with its recipient snapshot. Deleting a deleted or replaced id
+// changes nothing and answers transfers_failed 0.
 func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c *Caller) error {
 	q := r.URL.Query()
 	if err := s.checkWallet(r.Context(), c, "wallet", q.Get("wallet"), q.Has("wallet")); err != nil {
@@ -272,18 +280,16 @@ func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	failed, err := s.failOpenTransfers(r.Context(), rc)
+	deactivated, err := s.deactivateRecipient(r.Context(), rc)
 	if err != nil {
 		return err
 	}
-	if !rc.Spec.Deactivated {
-		patch := client.MergeFrom(rc.DeepCopy())
-		rc = rc.DeepCopy()
-		rc.Spec.Deactivated = true
-		if err := s.cfg.Client.Patch(r.Context(), rc, patch); err != nil {
+	failed := 0
+	if deactivated {
+		msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
+		if failed, err = s.cancelOpenTransfers(r.Context(), rc, msg); err != nil {
 			return err
 		}
-		s.awaitCached(r.Context(), rc)
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Deleted         bool   `json:"deleted"`
@@ -291,6 +297,31 @@ func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c
 		TransfersFailed int    `json:"transfers_failed"`
 	}{true, strconv.FormatInt(rc.Spec.ID, 10), failed})
 	return nil
+}
+
+// deactivateRecipient deactivates rc under the resourceVersion read past the cache. It reports
+// whether this call did it: false when the recipient was deleted or replaced already.
+func (s *Server) deactivateRecipient(ctx context.Context, rc *payoutv1.Recipient) (bool, error) {
+	done := false
+	err := retryConflict(ctx, func() error {
+		cur := &payoutv1.Recipient{}
+		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur); err != nil {
+			return err
+		}
+		if cur.Spec.Deactivated {
+			done = false
+			return nil
+		}
+		next := cur.DeepCopy()
+		next.Spec.Deactivated = true
+		if err := s.cfg.Client.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		s.awaitCached(ctx, next)
+		done = true
+		return nil
+	})
+	return done, err
 }
 
 func holderName(b *body) (string, error) {
@@ -347,6 +378,12 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 			return err
 		}
 		rc.Name, rc.Spec.ID = idText, id
+		if rc.Labels[payoutv1.RecipientLineageLabel] == "" {
+			if rc.Labels == nil {
+				rc.Labels = map[string]string{}
+			}
+			rc.Labels[payoutv1.RecipientLineageLabel] = idText
+		}
 		if err := s.createOwned(ctx, c, rc); err != nil {
 			s.release(ctx, claim)
 			return err

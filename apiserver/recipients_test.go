@@ -201,9 +201,13 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 	It("deletes: inactive, unusable, and its transfers in progress failed and counted", func() {
 		id := idOf(acct.create(ibanBody("Delete Holder")))
 		ns := payoutv1.AccountNamespace(acct.name)
-		open1 := testgen.Transfer(ns, "cccccccccccccccccccccc01", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
-		open2 := testgen.Transfer(ns, "cccccccccccccccccccccc02", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
-		done := testgen.Transfer(ns, "cccccccccccccccccccccc03", func(t *payoutv1.Transfer) { t.Spec.RecipientID = id })
+		ofRecipient := func(t *payoutv1.Transfer) {
+			t.Spec.RecipientID = id
+			t.Labels = map[string]string{payoutv1.RecipientLineageLabel: strconv.FormatInt(id, 10)}
+		}
+		open1 := testgen.Transfer(ns, "cccccccccccccccccccccc01", ofRecipient)
+		open2 := testgen.Transfer(ns, "cccccccccccccccccccccc02", ofRecipient)
+		done := testgen.Transfer(ns, "cccccccccccccccccccccc03", ofRecipient)
 		for _, t := range []*payoutv1.Transfer{open1, open2, done} {
 			Expect(env.Client.Create(ctx, t)).To(Succeed())
 		}
@@ -213,6 +217,8 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(done), done); err != nil {
 				return err
 			}
+			done.Status.Deposit = testgen.Deposit()
+			done.Status.Payout = &payoutv1.PayoutFacts{Reference: done.Name, Provider: "test", State: payoutv1.PayoutCompleted, RequestedAt: testgen.Epoch}
 			done.Status.Phase = payoutv1.PhaseCompleted
 			return env.Client.Status().Update(ctx, done)
 		}).Should(Succeed())
@@ -236,9 +242,18 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		for _, t := range []*payoutv1.Transfer{open1, open2} {
 			got := &payoutv1.Transfer{}
 			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
-			Expect(got.Status.Phase).To(Equal(payoutv1.PhaseFailed))
-			Expect(got.Status.Error).To(ContainSubstring("deleted"))
+			Expect(got.Spec.Cancellation).NotTo(BeNil())
+			Expect(got.Spec.Cancellation.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+			// the transfer controller, the one writer of status, fails it
+			Eventually(func() *payoutv1.TransferFailure {
+				Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
+				return got.Status.Failure
+			}).ShouldNot(BeNil())
+			Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+			Expect(got.Status.Failure.Message).To(ContainSubstring("deleted"))
 		}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(done), done)).To(Succeed())
+		Expect(done.Spec.Cancellation).To(BeNil(), "a completed transfer is not cancelled")
 		again := acct.c.do("DELETE", rpath(id), nil)
 		Expect(again.body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, id)))
 

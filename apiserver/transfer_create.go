@@ -302,8 +302,6 @@ func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest
 		return nil, err
 	}
 	switch {
-	case q.Status.ConsumedBy != "":
-		return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
 	case !s.cfg.Clock.Now().Before(q.Spec.ExpiresAt.Time):
 		return nil, apierror.FieldErrorf("quote_id", "the quote expired; get a new quote")
 	case q.Spec.TargetCurrency != rc.Spec.Currency:

@@ -115,12 +115,12 @@ func transferView(t *payoutv1.Transfer) transferJSON {
 		},
 		WalletAddress:  t.Spec.WalletAddress,
 		DepositAddress: t.Spec.DepositAddress,
-		Error:          strPtr(t.Status.Error),
+		Error:          strPtr(t.Status.ErrorText()),
 		Reference:      t.Name,
 		Timestamp:      t.CreationTimestamp.UTC().Format(time.RFC3339),
 	}
-	if phase == payoutv1.PhaseRefunded {
-		v.RefundTxHash = strPtr(t.Status.RefundTxHash)
+	if phase == payoutv1.PhaseRefunded && t.Status.Refund != nil {
+		v.RefundTxHash = strPtr(t.Status.Refund.TxHash)
 	}
 	updated := t.CreationTimestamp
 	if t.Status.UpdatedAt != nil {

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/testgen"
@@ -136,27 +135,13 @@ var _ = Describe("v1 transfer rules (spec 4.10), in their order of precedence", 
 
 	It("refuses a used, an expired or another currency's quote", func() {
 		setup()
-		key := client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: qid}
-		q := &payoutv1.Quote{}
-		Expect(env.Client.Get(ctx, key, q)).To(Succeed())
-		Expect(srv.consumeQuote(ctx, q, strings.Repeat("f", 24))).To(Succeed())
+		// a quote is used when the transfer named after it exists
+		used := testgen.Transfer(payoutv1.AccountNamespace(acct.name), payoutv1.TransferNameForQuote(qid))
+		Expect(env.Client.Create(ctx, used)).To(Succeed())
+		Eventually(func() int { return post(v1Body(qid, "25.00", rid)).status }).Should(Equal(400))
 		Expect(errorText(post(v1Body(qid, "25.00", rid)), 400)).To(ContainSubstring("already used"))
 
 		gbp := acct.c.get(quotePath("GBP", "25.00")).json()["quoteId"].(string)
 		Expect(errorText(post(v1Body(gbp, "25.00", rid)), 400)).To(ContainSubstring("GBP"))
-	})
-
-	It("answers a request that passes every rule with 501 and leaves the quote unused", func() {
-		setup()
-		// the controllers create and judge the deposit options at start; wait for usdc on base
-		Eventually(func() bool {
-			o := &payoutv1.DepositOption{}
-			return srv.cfg.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o) == nil && o.Spec.Enabled && o.Status.Available
-		}).Should(BeTrue())
-		r := post(v1Body(qid, "25.00", rid))
-		Expect(errorText(r, 501)).To(ContainSubstring("nothing was created"))
-		q := &payoutv1.Quote{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: qid}, q)).To(Succeed())
-		Expect(q.Status.ConsumedBy).To(BeEmpty())
 	})
 })

@@ -2,11 +2,9 @@ package controllers
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,7 +25,6 @@ type ClaimReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims/status,verbs=get;update;patch
 
 func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &payoutv1.Claim{}
@@ -40,18 +37,16 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, holder)
 	}
-	before := claim.DeepCopy()
+	// No status write either way: a bound claim needs nothing, and nobody reads a condition on
+	// one (a claim per transfer would otherwise cost a write per transfer).
 	switch {
 	case err == nil:
-		setReady(claim, metav1.ConditionTrue, payoutv1.ClaimBoundReason, "held by "+key.String())
-		return ctrl.Result{}, patchStatus(ctx, r.Client, before, claim)
+		return ctrl.Result{}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
 	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
-		setReady(claim, metav1.ConditionFalse, payoutv1.ClaimPendingReason,
-			"waiting for "+key.String()+"; released after "+strconv.Itoa(int(r.Grace.Seconds()))+"s without it")
-		return ctrl.Result{RequeueAfter: wait}, patchStatus(ctx, r.Client, before, claim)
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	uid := claim.UID
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, claim, client.Preconditions{UID: &uid}))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,8 +11,8 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
-// QuoteReconciler reports whether each quote can still be used and deletes quotes once they
-// have been expired for Retention: a consumed quote lives on in its transfer's snapshot.
+// QuoteReconciler deletes quotes once they have been expired for Retention: a used quote lives
+// on in its transfer's snapshot.
 type QuoteReconciler struct {
 	client.Client
 	Clock clock.PassiveClock
@@ -23,7 +22,6 @@ type QuoteReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes/status,verbs=get;update;patch
 
 func (r *QuoteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	q := &payoutv1.Quote{}
@@ -38,23 +36,9 @@ func (r *QuoteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
-	before := q.DeepCopy()
-	var requeue time.Duration
-	switch {
-	case q.Status.ConsumedBy != "":
-		setReady(q, metav1.ConditionFalse, payoutv1.QuoteConsumedReason, "used by transfer "+q.Status.ConsumedBy)
-		requeue = expires.Add(r.Retention).Sub(now)
-	case now.Before(expires):
-		setReady(q, metav1.ConditionTrue, payoutv1.QuoteOpenReason, "usable once until "+expires.UTC().Format(time.RFC3339))
-		requeue = expires.Sub(now)
-	default:
-		setReady(q, metav1.ConditionFalse, payoutv1.QuoteExpiredReason, "expired at "+expires.UTC().Format(time.RFC3339))
-		requeue = expires.Add(r.Retention).Sub(now)
-	}
-	if err := patchStatus(ctx, r.Client, before, q); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	// No status write: nobody reads a quote's condition, and the quote's use is the existence
+	// of its transfer. The controller only deletes quotes once they are of no use.
+	return ctrl.Result{RequeueAfter: expires.Add(r.Retention).Sub(now)}, nil
 }
 
 // SetupWithManager registers the controller.

@@ -41,7 +41,10 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 	before := t.DeepCopy()
-	t.Transition(next, reason, message, metav1.NewTime(r.Clock.Now()))
+	t.Status.Phase = next
+	now := metav1.NewTime(r.Clock.Now())
+	t.Status.UpdatedAt = &now
+	t.Status.History = append(t.Status.History, payoutv1.StatusChange{Status: next, At: now, Reason: reason, Message: message})
 	setReady(t, readyStatus(next == payoutv1.PhaseCompleted), reason, message)
 	if err := patchStatus(ctx, r.Client, before, t); err != nil {
 		return ctrl.Result{}, err

@@ -61,20 +61,15 @@ type ClaimStatus struct {
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Ready (True once the holder exists). A claim whose holder never appeared
-	// (the creator crashed between the claim and the object) is released after a grace period.
+	// conditions: unused (a claim costs one write, its create). A claim whose holder never
+	// appeared (the creator crashed between the claim and the object) is released after a
+	// grace period.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
-
-// Claim reasons of the Ready condition.
-const (
-	ClaimBoundReason   = "Bound"
-	ClaimPendingReason = "HolderPending"
-)
 
 // Claim reserves a key that must be unique across all accounts: a customer_uuid, a deposit
 // transaction hash, a recipient id or a transfer id. Cluster-scoped and named after the key,
@@ -87,7 +82,6 @@ const (
 // +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
 // +kubebuilder:printcolumn:name="Holder-Namespace",type=string,JSONPath=`.spec.holder.namespace`
 // +kubebuilder:printcolumn:name="Holder",type=string,JSONPath=`.spec.holder.name`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Claim struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -61,3 +61,13 @@ func (o *DepositOption) GetConditions() []metav1.Condition  { return o.Status.Co
 func (o *DepositOption) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
 func (o *DepositOption) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
 func (o *DepositOption) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
+
+func (o *Refund) GetConditions() []metav1.Condition  { return o.Status.Conditions }
+func (o *Refund) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
+func (o *Refund) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
+func (o *Refund) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
+
+func (o *ChainCursor) GetConditions() []metav1.Condition  { return o.Status.Conditions }
+func (o *ChainCursor) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
+func (o *ChainCursor) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
+func (o *ChainCursor) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }

@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -66,35 +70,21 @@ type QuoteSpec struct {
 	RateSource string `json:"rateSource,omitempty"`
 }
 
-// QuoteStatus records the single use of a quote.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.consumedBy) || (has(self.consumedBy) && self.consumedBy == oldSelf.consumedBy)",message="a quote is consumed once"
+// QuoteStatus is the observed state of a quote. A quote is consumed by the creation of the
+// transfer named after it (TransferNameForQuote): the API server's atomic create is the single
+// use, and no controller spends a write on a quote.
 type QuoteStatus struct {
-	// consumedBy is the transfer that used the quote. Written with a resourceVersion
-	// precondition, so two transfers can never both consume one quote.
-	// +optional
-	ConsumedBy string `json:"consumedBy,omitempty"`
-	// consumedAt is when it was consumed.
-	// +optional
-	ConsumedAt *metav1.Time `json:"consumedAt,omitempty"`
-
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready (True while usable), with reasons Consumed or Expired when not.
+	// conditions: unused; kept for the common shape of the group's kinds.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
-
-// Quote reasons of the Ready condition.
-const (
-	QuoteOpenReason     = "Open"
-	QuoteConsumedReason = "Consumed"
-	QuoteExpiredReason  = "Expired"
-)
 
 // Quote is a single-use, five-minute price for a payout, in the account's namespace. Named by
 // its quoteId (a UUID).
@@ -105,8 +95,7 @@ const (
 // +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.spec.sourceAmount`
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.targetCurrency`
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.targetAmount`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.spec.expiresAt`
-// +kubebuilder:printcolumn:name="Consumed-By",type=string,JSONPath=`.status.consumedBy`
+// +kubebuilder:printcolumn:name="Expires",type=string,format=date-time,JSONPath=`.spec.expiresAt`,description="end of validity (kubectl shows a future date column as <invalid>, so this one is the timestamp)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')",message="a quote is named by its quoteId, a lower-case UUID"
 type Quote struct {
@@ -130,4 +119,13 @@ type QuoteList struct {
 
 func init() {
 	SchemeBuilder.Register(&Quote{}, &QuoteList{})
+}
+
+// TransferNameForQuote is the id of the transfer that uses quote quoteID. A quote is single use
+// because its transfer has one possible name: a second transfer on the same quote fails the
+// API server's create with AlreadyExists. Quote ids are random UUIDs, so the ids are 96
+// unpredictable bits, as unique across accounts as the quotes.
+func TransferNameForQuote(quoteID string) string {
+	sum := sha256.Sum256([]byte("transfer\x00" + strings.ToLower(quoteID)))
+	return hex.EncodeToString(sum[:12])
 }

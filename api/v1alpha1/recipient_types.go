@@ -7,6 +7,20 @@ import (
 // MaxRecipientID keeps recipient ids exact in JSON numbers (2^53 - 1).
 const MaxRecipientID int64 = 1<<53 - 1
 
+// RecipientLineageLabel holds the id of the first recipient of a chain of updates: an update
+// (PATCH) creates a new recipient with a new id that keeps the label, and transfers carry the
+// label of their recipient. DELETE of the newest id finds every transfer of the recipient,
+// whichever of its ids the transfer was created with, with one label query past the cache.
+const RecipientLineageLabel = "payout.stablepay.dev/recipient-lineage"
+
+// Lineage is the recipient's lineage label value: its own id for a recipient never updated.
+func (r *Recipient) Lineage() string {
+	if l := r.Labels[RecipientLineageLabel]; l != "" {
+		return l
+	}
+	return r.Name
+}
+
 // PostalAddress is the address group of recipient details (spec 2.1.1).
 type PostalAddress struct {
 	// country is the ISO 3166-1 alpha-2 code; names and alpha-3 codes are refused.

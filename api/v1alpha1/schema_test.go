@@ -144,10 +144,14 @@ var _ = Describe("CEL and schema rules", func() {
 		r.Spec.Deactivated = false
 		expectInvalid(env.Client.Update(ctx, r), "cannot be reactivated")
 
-		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa6", func(t *payoutv1.Transfer) { t.Spec.RefundRequested = true })
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa6")
 		Expect(env.Client.Create(ctx, t)).To(Succeed())
-		t.Spec.RefundRequested = false
-		expectInvalid(env.Client.Update(ctx, t), "a refund request cannot be withdrawn")
+		t.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, Message: "recipient deleted", RequestedAt: testgen.Epoch}
+		Expect(env.Client.Update(ctx, t)).To(Succeed())
+		t.Spec.Cancellation = nil
+		expectInvalid(env.Client.Update(ctx, t), "a cancellation request is set once")
+		t.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, Message: "other", RequestedAt: testgen.Epoch}
+		expectInvalid(env.Client.Update(ctx, t), "a cancellation request is set once")
 	})
 
 	It("refuses bad decimals", func() {
@@ -204,15 +208,15 @@ var _ = Describe("CEL and schema rules", func() {
 		}))
 	})
 
-	It("keeps the fee breakdown whole and a consumed quote consumed", func() {
+	It("keeps the fee breakdown whole", func() {
 		q := testgen.Quote(ns, "11111111-2222-4333-8444-777777777777", func(q *payoutv1.Quote) { q.Spec.FeeFxAmount = nil })
 		expectInvalid(env.Client.Create(ctx, q), "the fee breakdown is present or absent as a whole")
+	})
 
-		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888888")
-		Expect(env.Client.Create(ctx, q)).To(Succeed())
-		q.Status.ConsumedBy = "aaaaaaaaaaaaaaaaaaaaaaa7"
-		Expect(env.Client.Status().Update(ctx, q)).To(Succeed())
-		q.Status.ConsumedBy = "aaaaaaaaaaaaaaaaaaaaaaa8"
-		expectInvalid(env.Client.Status().Update(ctx, q), "a quote is consumed once")
+	It("gives a v1 transfer an expiry and a v2 transfer none", func() {
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa9", func(t *payoutv1.Transfer) { t.Spec.ExpiresAt = nil })
+		expectInvalid(env.Client.Create(ctx, t), "a v1 transfer has an expiry")
+		t = testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa9", testgen.V2())
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
 	})
 })

@@ -36,12 +36,30 @@ func (p TransferPhase) Terminal() bool {
 	return p == PhaseCompleted || p == PhaseFailed || p == PhaseRefunded
 }
 
-// Transition moves a transfer to phase at the given time and records the change in its history.
-func (t *Transfer) Transition(phase TransferPhase, reason, message string, at metav1.Time) {
-	t.Status.Phase = phase
-	t.Status.UpdatedAt = &at
-	t.Status.History = append(t.Status.History, StatusChange{Status: phase, At: at, Reason: reason, Message: message})
-}
+// FailureReason is why a transfer failed: a fixed set, so that operators and dashboards can
+// count failures by cause; the message says the particulars.
+// +kubebuilder:validation:Enum=RecipientDeleted;Expired;DepositShort;DepositWrongToken;DepositMismatch;DepositNotFound;PayoutRejected
+type FailureReason string
+
+const (
+	// FailureRecipientDeleted: the recipient was deleted before the payout was handed to the
+	// provider (spec 3.2).
+	FailureRecipientDeleted FailureReason = "RecipientDeleted"
+	// FailureExpired: a v1 transfer saw no deposit before spec.expiresAt.
+	FailureExpired FailureReason = "Expired"
+	// FailureDepositShort: the deposit was smaller than the transfer amount; it is kept
+	// refundable and nothing is paid.
+	FailureDepositShort FailureReason = "DepositShort"
+	// FailureDepositWrongToken: the deposit was of another token than the transfer's.
+	FailureDepositWrongToken FailureReason = "DepositWrongToken"
+	// FailureDepositMismatch: the confirmed v2 transaction does not send the transfer's amount
+	// of its token to the platform address (from the transfer's wallet, when one is set).
+	FailureDepositMismatch FailureReason = "DepositMismatch"
+	// FailureDepositNotFound: the confirmed v2 transaction was not found on chain in time.
+	FailureDepositNotFound FailureReason = "DepositNotFound"
+	// FailurePayoutRejected: the fiat provider rejected the payout.
+	FailurePayoutRejected FailureReason = "PayoutRejected"
+)
 
 // RecipientSnapshot is the recipient as it was when the transfer was created (spec 2.5).
 type RecipientSnapshot struct {
@@ -82,14 +100,16 @@ type QuoteSnapshot struct {
 }
 
 // TransferSpec is what the caller asked for and what the service assigned at creation; it never
-// changes afterwards, except the v2 transaction hash (set once by confirm-transfer) and an
-// operator's refund request (one-way).
+// changes afterwards, except the v2 transaction hash (set once by confirm-transfer) and a
+// cancellation request (set once by DELETE recipient). Both are requests: the transfer
+// controller alone decides what they do to the status.
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceToken == 'usdc'",message="v2 transfers take USDC only"
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceNetwork != 'tron'",message="v2 transfers are not available on tron"
 // +kubebuilder:validation:XValidation:rule="self.method != 'v1' || self.walletAddress.matches('^0x[0-9a-fA-F]{40}$')",message="v1 wallet addresses are EVM addresses"
 // +kubebuilder:validation:XValidation:rule="self.method == 'v2' || !has(self.txHash)",message="only v2 transfers are confirmed with a transaction hash"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.txHash) || (has(self.txHash) && self.txHash == oldSelf.txHash)",message="txHash is set once and never overwritten"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.refundRequested) || !oldSelf.refundRequested || (has(self.refundRequested) && self.refundRequested)",message="a refund request cannot be withdrawn"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancellation) || (has(self.cancellation) && self.cancellation == oldSelf.cancellation)",message="a cancellation request is set once and cannot be withdrawn"
+// +kubebuilder:validation:XValidation:rule="self.method != 'v1' || has(self.expiresAt)",message="a v1 transfer has an expiry"
 type TransferSpec struct {
 	// method is v1 or v2.
 	// +required
@@ -150,51 +170,225 @@ type TransferSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="depositAddress is immutable"
 	DepositAddress string `json:"depositAddress"`
+	// depositPath is the BIP-32 path (below the deposit key of the deployment) of a v1
+	// transfer's deposit address; the sweeper derives the address's private key from it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="depositPath is immutable"
+	DepositPath string `json:"depositPath,omitempty"`
+	// expiresAt ends the wait for a v1 deposit: with none at depth by then the transfer fails
+	// (Expired). v2 transfers do not expire.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="expiresAt is immutable"
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
 	// txHash is the v2 deposit transaction supplied by confirm-transfer.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^(0x[0-9a-f]{64}|[1-9A-HJ-NP-Za-km-z]{85,88})$`
 	TxHash string `json:"txHash,omitempty"`
-	// refundRequested records an operator's refund request (kubectl-payout refund).
+	// cancellation asks the controller to stop the transfer (DELETE of its recipient). It
+	// fails the transfer unless the payout intent was already recorded; the facade writes it
+	// under the resourceVersion it read, so it and the payout intent exclude each other.
 	// +optional
-	RefundRequested bool `json:"refundRequested,omitempty"`
+	Cancellation *TransferCancellation `json:"cancellation,omitempty"`
 }
 
-// ObservedDeposit is a deposit seen on chain for the transfer.
-type ObservedDeposit struct {
+// TransferCancellation is a request to stop a transfer.
+type TransferCancellation struct {
+	// reason is why the transfer is stopped.
 	// +required
-	TxHash string `json:"txHash"`
-	// from is the sending address.
+	// +kubebuilder:validation:Enum=RecipientDeleted
+	Reason FailureReason `json:"reason"`
+	// message says the particulars, e.g. which recipient was deleted.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
+	// requestedAt is when the request was made.
+	// +required
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// DepositFacts is a token transfer on chain to the transfer's deposit address, as observed.
+type DepositFacts struct {
+	// network the deposit was sent on.
+	// +required
+	Network Network `json:"network"`
+	// token of the contract that moved.
+	// +required
+	Token Token `json:"token"`
+	// txHash of the transaction.
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// logIndex of the token's Transfer event in its block.
+	// +optional
+	LogIndex int64 `json:"logIndex,omitempty"`
+	// from is the sending address (the refund goes back to it).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	From string `json:"from,omitempty"`
 	// amount in token base units (6 decimals).
 	// +required
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
 	Amount string `json:"amount"`
-	// +required
-	Token Token `json:"token"`
+	// blockNumber of the block that holds the transaction.
 	// +optional
 	BlockNumber int64 `json:"blockNumber,omitempty"`
+	// blockHash of that block: a reorg that replaces it changes the hash.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	BlockHash string `json:"blockHash,omitempty"`
+	// blockTime is the block's timestamp (when the deposit was made).
+	// +optional
+	BlockTime *metav1.Time `json:"blockTime,omitempty"`
+	// confirmations when last observed (the including block counts as one).
+	// +optional
+	Confirmations int64 `json:"confirmations,omitempty"`
+	// seenAt is when the service first saw the deposit.
 	// +required
-	DetectedAt metav1.Time `json:"detectedAt"`
+	SeenAt metav1.Time `json:"seenAt"`
+	// confirmedAt is when the deposit reached the network's confirmation depth; unset while it
+	// has not (a v2 deposit seen early).
+	// +optional
+	ConfirmedAt *metav1.Time `json:"confirmedAt,omitempty"`
+	// record names the Deposit object the chain watcher wrote (v1), if any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Record string `json:"record,omitempty"`
 }
 
-// PayoutState tracks the fiat payout at the provider. The intent (reference, requestedAt) is
+// PayoutState is where the fiat payout stands at the provider.
+// +kubebuilder:validation:Enum=Requested;Accepted;Completed;Rejected
+type PayoutState string
+
+const (
+	// PayoutRequested: the intent is recorded; the provider may or may not have the payout yet.
+	// After a crash the provider is asked by reference before any new call.
+	PayoutRequested PayoutState = "Requested"
+	// PayoutAccepted: the provider created and funded the payout; the funds are converted.
+	PayoutAccepted PayoutState = "Accepted"
+	// PayoutCompleted: the provider sent the payment to the recipient.
+	PayoutCompleted PayoutState = "Completed"
+	// PayoutRejected: the provider refused or bounced the payout.
+	PayoutRejected PayoutState = "Rejected"
+)
+
+// PayoutFacts tracks the fiat payout at the provider. The intent (reference, requestedAt) is
 // written before the provider is called, so that a crash between the two is recovered by a
 // lookup of the reference rather than a second payout.
-type PayoutState struct {
-	// reference is the idempotency key at the provider: the transfer id.
+type PayoutFacts struct {
+	// reference is the idempotency key at the provider and the payment reference: the transfer id.
 	// +required
+	// +kubebuilder:validation:MaxLength=64
 	Reference string `json:"reference"`
+	// provider names the fiat provider.
 	// +required
+	// +kubebuilder:validation:MaxLength=64
 	Provider string `json:"provider"`
-	// providerID is the provider's id of the payout, once known.
-	// +optional
-	ProviderID string `json:"providerID,omitempty"`
 	// state at the provider.
-	// +optional
-	State string `json:"state,omitempty"`
+	// +required
+	State PayoutState `json:"state"`
+	// requestedAt is when the intent was recorded.
 	// +required
 	RequestedAt metav1.Time `json:"requestedAt"`
+	// providerID is the provider's id of the payout, once known.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	ProviderID string `json:"providerID,omitempty"`
+	// sourceAmount in USD the provider converted.
+	// +optional
+	SourceAmount Decimal `json:"sourceAmount,omitempty"`
+	// targetAmount in the target currency the recipient is paid.
+	// +optional
+	TargetAmount Decimal `json:"targetAmount,omitempty"`
+	// rate the provider converted at.
+	// +optional
+	Rate Decimal `json:"rate,omitempty"`
+	// message is the provider's word on the payout (a rejection's reason).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+	// updatedAt is when the state last changed.
+	// +optional
+	UpdatedAt *metav1.Time `json:"updatedAt,omitempty"`
+}
+
+// TransferFailure is why a transfer failed.
+type TransferFailure struct {
+	// +required
+	Reason FailureReason `json:"reason"`
+	// message is the public error text (spec 2.5 error).
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message"`
+	// +required
+	At metav1.Time `json:"at"`
+}
+
+// RefundFacts is the deposit sent back to the sender (spec 3.2 refunded), copied from the
+// Refund object once its transaction is at depth.
+type RefundFacts struct {
+	// txHash of the refund on Base.
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// amount in USDC base units.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Amount string `json:"amount,omitempty"`
+	// to is the address refunded.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	To string `json:"to,omitempty"`
+	// +required
+	ConfirmedAt metav1.Time `json:"confirmedAt"`
+}
+
+// NotificationKind is an outcome mailed to the customer (spec 6).
+// +kubebuilder:validation:Enum=PayoutSent;Failed
+type NotificationKind string
+
+const (
+	NotificationPayoutSent NotificationKind = "PayoutSent"
+	NotificationFailed     NotificationKind = "Failed"
+)
+
+// NotificationRecord is an e-mail sent.
+type NotificationRecord struct {
+	// +required
+	Kind NotificationKind `json:"kind"`
+	// to is the address mailed.
+	// +required
+	// +kubebuilder:validation:MaxLength=254
+	To string `json:"to"`
+	// +required
+	SentAt metav1.Time `json:"sentAt"`
+	// messageID is the Message-ID of the e-mail, derived from the transfer and the outcome so
+	// that a resend after a crash is recognisably the same message.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	MessageID string `json:"messageID,omitempty"`
+}
+
+// StrayDeposit is a deposit to the transfer's address that was not used for it (a second
+// deposit, one after the transfer closed): it is recorded and left for a refund.
+type StrayDeposit struct {
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// +optional
+	LogIndex int64 `json:"logIndex,omitempty"`
+	// +required
+	Token Token `json:"token"`
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Amount string `json:"amount"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	From string `json:"from,omitempty"`
+	// reason it was not used.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason"`
 }
 
 // StatusChange is one line of a transfer's history.
@@ -206,33 +400,48 @@ type StatusChange struct {
 	// +required
 	Reason string `json:"reason"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
 }
 
-// TransferStatus is what the controllers observed and did.
+// MaxHistory bounds a transfer's history: the newest lines are kept.
+const MaxHistory = 16
+
+// TransferStatus is what the transfer controller observed and did: facts, and the public
+// status derived from them last (phase). Nothing decides on the phase.
 type TransferStatus struct {
-	// phase is the public status (spec 3.1).
+	// phase is the public status (spec 3.1), derived from the facts below.
 	// +optional
 	Phase TransferPhase `json:"phase,omitempty"`
-	// error explains a failure.
+	// deposit credited to (or judged for) this transfer.
 	// +optional
-	Error string `json:"error,omitempty"`
-	// deposit observed on chain.
-	// +optional
-	Deposit *ObservedDeposit `json:"deposit,omitempty"`
+	Deposit *DepositFacts `json:"deposit,omitempty"`
 	// payout at the fiat provider.
 	// +optional
-	Payout *PayoutState `json:"payout,omitempty"`
-	// refundTxHash is the Base transaction that returned the deposit.
+	Payout *PayoutFacts `json:"payout,omitempty"`
+	// failure, once failed.
 	// +optional
-	RefundTxHash string `json:"refundTxHash,omitempty"`
+	Failure *TransferFailure `json:"failure,omitempty"`
+	// refund of the deposit, once at depth.
+	// +optional
+	Refund *RefundFacts `json:"refund,omitempty"`
+	// notifications mailed, one per outcome.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	Notifications []NotificationRecord `json:"notifications,omitempty"`
+	// strayDeposits to the address that were not used (kept for refunds by support).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	StrayDeposits []StrayDeposit `json:"strayDeposits,omitempty"`
 	// updatedAt is the time of the last change of phase or facts.
 	// +optional
 	UpdatedAt *metav1.Time `json:"updatedAt,omitempty"`
-	// history of the public status, oldest first.
+	// history of the public status, oldest first, the newest MaxHistory lines.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=16
 	History []StatusChange `json:"history,omitempty"`
 
 	// observedGeneration is the generation the controller last acted on.
@@ -246,6 +455,14 @@ type TransferStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// ErrorText is the public error of a failed transfer (spec 2.5), empty otherwise.
+func (s *TransferStatus) ErrorText() string {
+	if s.Failure == nil {
+		return ""
+	}
+	return s.Failure.Message
+}
+
 // Transfer is one payout from a stablecoin deposit to a recipient, in the account's namespace,
 // named by its 24-character id.
 //
@@ -253,12 +470,13 @@ type TransferStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName={tr,trs},categories=payouts
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Method",type=string,JSONPath=`.spec.method`
 // +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.spec.amount`
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.quote.targetCurrency`
-// +kubebuilder:printcolumn:name="Token",type=string,JSONPath=`.spec.sourceToken`
 // +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.sourceNetwork`
 // +kubebuilder:printcolumn:name="Recipient",type=integer,JSONPath=`.spec.recipientId`
+// +kubebuilder:printcolumn:name="Method",type=string,JSONPath=`.spec.method`,priority=1
+// +kubebuilder:printcolumn:name="Token",type=string,JSONPath=`.spec.sourceToken`,priority=1
+// +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.failure.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[0-9a-f]{24}$')",message="a transfer is named by its 24-character id"
 type Transfer struct {

@@ -30,7 +30,7 @@ var _ = Describe("describe transfer", func() {
 		succeeds("account", "create", "describe-literal")
 		minute := func(n int) metav1.Time { return metav1.NewTime(testgen.Epoch.Add(time.Duration(n) * time.Minute)) }
 		t := storeTransfer("describe-literal", payoutv1.TransferStatus{
-			Phase: payoutv1.PhaseFailed, Error: "payout rejected by the bank", Deposit: arrivedDeposit(),
+			Phase: payoutv1.PhaseFailed, Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected by the bank"), Deposit: arrivedDeposit(),
 			History: []payoutv1.StatusChange{
 				{Status: payoutv1.PhaseReadyToProcess, At: minute(0), Reason: "Created", Message: "waiting for the deposit"},
 				{Status: payoutv1.PhaseFailed, At: minute(3), Reason: "PayoutRejected", Message: "payout rejected by the bank"},
@@ -52,11 +52,10 @@ Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
 Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
 Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
 Status:          failed
-Error:           payout rejected by the bank
-Deposit:         25 usdc in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234), seen 2026-11-22T12:00:00Z
+Error:           PayoutRejected: payout rejected by the bank (2026-11-22T12:00:00Z)
+Deposit:         25 usdc on base in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234, 3 confirmations), seen 2026-11-22T12:01:00Z, at depth 2026-11-22T12:01:00Z
 Payout:          <none>
-Refund:          not requested
-Refund tx:       <none>
+Refund:          <none>
 History:
   2026-11-22T12:00:00Z  ready_to_process  Created         waiting for the deposit
   2026-11-22T12:03:00Z  failed            PayoutRejected  payout rejected by the bank

@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
@@ -13,13 +15,19 @@ var _ = Describe("refund", func() {
 	var account string
 	BeforeEach(func() { account = newAccount("refund") })
 
+	noRefund := func(t *payoutv1.Transfer) {
+		GinkgoHelper()
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Refund{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Refund object may exist: %v", err)
+	}
+
 	DescribeTable("refuses a transfer that is not failed with its deposit arrived, and changes nothing",
 		func(status payoutv1.TransferStatus, why string) {
 			t := storeTransfer(account, status)
 			fails("error: transfer "+t.Name+" "+why+"\n", "refund", t.Name)
 			after := getTransfer(t)
 			Expect(after.ResourceVersion).To(Equal(t.ResourceVersion))
-			Expect(after.Spec.RefundRequested).To(BeFalse())
+			noRefund(t)
 		},
 		Entry("no status yet", payoutv1.TransferStatus{},
 			"has no status yet: only a failed transfer whose deposit arrived can be refunded"),
@@ -27,26 +35,33 @@ var _ = Describe("refund", func() {
 			"is processing: only a failed transfer whose deposit arrived can be refunded"),
 		Entry("completed", payoutv1.TransferStatus{Phase: payoutv1.PhaseCompleted, Deposit: arrivedDeposit()},
 			"is completed: only a failed transfer whose deposit arrived can be refunded"),
-		Entry("failed before its deposit", payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed, Error: "quote expired"},
+		Entry("failed before its deposit", payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed, Failure: failure(payoutv1.FailureExpired, "no deposit")},
 			"failed before its deposit arrived: there is nothing to send back"),
 	)
 
 	It("requests the refund of a failed transfer whose deposit arrived, once", func() {
-		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed, Error: "payout rejected", Deposit: arrivedDeposit()})
+		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed,
+			Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected"), Deposit: arrivedDeposit()})
 
 		Expect(succeeds("refund", t.Name)).To(Equal("Requested the refund of transfer " + t.Name + ` of account "` + account + `"` + "\n"))
-		requested := getTransfer(t)
-		Expect(requested.Spec.RefundRequested).To(BeTrue())
-		Expect(requested.Status.Phase).To(Equal(payoutv1.PhaseFailed), "the controller, not the plugin, moves the status")
+		after := getTransfer(t)
+		Expect(after.ResourceVersion).To(Equal(t.ResourceVersion), "the plugin records a request; the controllers move the transfer")
+		rf := &payoutv1.Refund{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(t), rf)).To(Succeed())
+		Expect(rf.Spec.Transfer).To(Equal(t.Name))
 
-		fails("error: a refund of transfer "+t.Name+" is already requested; it is sent once\n", "refund", t.Name)
-		Expect(getTransfer(t).ResourceVersion).To(Equal(requested.ResourceVersion))
+		fails("error: a refund of transfer "+t.Name+" is already requested; it is sent once (see kubectl get refund -n "+t.Namespace+" "+t.Name+")\n", "refund", t.Name)
+		again := &payoutv1.Refund{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(t), again)).To(Succeed())
+		Expect(again.ResourceVersion).To(Equal(rf.ResourceVersion))
 	})
 
 	It("refuses a transfer that is already refunded", func() {
+		tx := "0x" + strings.Repeat("cd", 32)
 		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseRefunded, Deposit: arrivedDeposit(),
-			RefundTxHash: "0x" + strings.Repeat("cd", 32)})
-		fails("error: transfer "+t.Name+" is already refunded (transaction "+t.Status.RefundTxHash+")\n", "refund", t.Name)
+			Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected"),
+			Refund:  &payoutv1.RefundFacts{TxHash: tx, ConfirmedAt: arrivedDeposit().SeenAt}})
+		fails("error: transfer "+t.Name+" is already refunded (transaction "+tx+")\n", "refund", t.Name)
 		Expect(getTransfer(t).ResourceVersion).To(Equal(t.ResourceVersion))
 	})
 

@@ -3,7 +3,6 @@ package main_test
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -48,10 +47,9 @@ func getTransfer(t *payoutv1.Transfer) *payoutv1.Transfer {
 	return got
 }
 
-func arrivedDeposit() *payoutv1.ObservedDeposit {
-	return &payoutv1.ObservedDeposit{
-		TxHash: "0x" + strings.Repeat("ab", 32),
-		From:   "0x8ba1f109551bd432803012645ac136ddd64dba72", Amount: "25000000", Token: payoutv1.TokenUSDC,
-		BlockNumber: 1234, DetectedAt: testgen.Epoch,
-	}
+func arrivedDeposit() *payoutv1.DepositFacts { return testgen.Deposit() }
+
+// failure is the Failure fact of a failed transfer.
+func failure(reason payoutv1.FailureReason, message string) *payoutv1.TransferFailure {
+	return &payoutv1.TransferFailure{Reason: reason, Message: message, At: testgen.Epoch}
 }

@@ -5,55 +5,57 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/client-go/util/retry"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/index"
 )
 
 // RequestRefund records an operator's refund request on a failed transfer whose deposit
-// arrived; the transfer controller sends the deposit back and sets refunded. It only records
-// intent, guarded by the resourceVersion, so a transfer that changed meanwhile is judged again.
+// arrived: a Refund object named after the transfer, which the refund controller sends on Base
+// and the transfer controller turns into `refunded`. It only records intent; the controllers
+// check the transfer again before any money moves.
 //
-// A repeated request is refused with ErrRefundAlreadyRequested and changes nothing, so a
-// repeated `kubectl payout refund` exits non-zero rather than suggesting a second refund.
-// Any other transfer is refused with ErrNotRefundable and left unchanged.
-func RequestRefund(ctx context.Context, c client.Client, transferID string) (*payoutv1.Transfer, error) {
-	found, err := FindTransfer(ctx, c, transferID)
+// The request is a one-shot object, so a repeated request is refused with
+// ErrRefundAlreadyRequested by the API server's create itself and changes nothing. Any other
+// transfer is refused with ErrNotRefundable and left unchanged.
+func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy string) (*payoutv1.Transfer, error) {
+	t, err := FindTransfer(ctx, c, transferID)
 	if err != nil {
 		return nil, err
 	}
-	t := &payoutv1.Transfer{}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(found), t); err != nil {
-			return fmt.Errorf("reading transfer %s: %w", transferID, err)
-		}
-		if err := CheckRefundable(t); err != nil {
-			return err
-		}
-		t.Spec.RefundRequested = true
-		return c.Update(ctx, t)
-	})
-	if err != nil {
+	if err := CheckRefundable(t); err != nil {
 		return nil, err
+	}
+	rf := &payoutv1.Refund{
+		ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace},
+		Spec:       payoutv1.RefundSpec{Transfer: t.Name, RequestedBy: requestedBy},
+	}
+	if err := c.Create(ctx, rf); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
+		}
+		return nil, fmt.Errorf("recording the refund request of transfer %s: %w", t.Name, err)
 	}
 	return t, nil
 }
 
 // CheckRefundable says why t may not be refunded, or nil when it may: only a failed transfer
-// whose deposit arrived has money to send back.
+// whose deposit arrived from an EVM address has money to send back on Base.
 func CheckRefundable(t *payoutv1.Transfer) error {
 	switch {
-	case t.Status.Phase == payoutv1.PhaseRefunded:
-		return refuse(ErrRefundAlreadyRequested, "transfer %s is already refunded (transaction %s)", t.Name, orNone(t.Status.RefundTxHash))
-	case t.Spec.RefundRequested:
-		return refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once", t.Name)
-	case t.Status.Phase != payoutv1.PhaseFailed:
+	case t.Status.Refund != nil:
+		return refuse(ErrRefundAlreadyRequested, "transfer %s is already refunded (transaction %s)", t.Name, t.Status.Refund.TxHash)
+	case t.Status.Failure == nil:
 		return refuse(ErrNotRefundable, "transfer %s %s: only a failed transfer whose deposit arrived can be refunded",
 			t.Name, phaseText(t.Status.Phase))
-	case t.Status.Deposit == nil:
+	case t.Status.Deposit == nil || t.Status.Deposit.ConfirmedAt == nil:
 		return refuse(ErrNotRefundable, "transfer %s failed before its deposit arrived: there is nothing to send back", t.Name)
+	case !chain.IsEVMAddress(t.Status.Deposit.From):
+		return refuse(ErrNotRefundable, "transfer %s: the deposit's sender %q has no address on Base; refund it by hand", t.Name, t.Status.Deposit.From)
 	}
 	return nil
 }
@@ -90,9 +92,3 @@ func phaseText(p payoutv1.TransferPhase) string {
 	return "is " + string(p)
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "not recorded"
-	}
-	return s
-}

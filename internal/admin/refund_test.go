@@ -11,25 +11,32 @@ import (
 
 func TestCheckRefundable(t *testing.T) {
 	const id = "0123456789abcdef01234567"
-	deposit := &payoutv1.ObservedDeposit{TxHash: "0xabc", Amount: "25000000", Token: payoutv1.TokenUSDC, DetectedAt: testgen.Epoch}
-	transfer := func(phase payoutv1.TransferPhase, dep *payoutv1.ObservedDeposit, requested bool) *payoutv1.Transfer {
-		return testgen.Transfer("payout-acme", id, func(t *payoutv1.Transfer) {
-			t.Status.Phase, t.Status.Deposit, t.Spec.RefundRequested = phase, dep, requested
-		})
+	transfer := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
+		return testgen.Transfer("payout-acme", id, mods...)
 	}
+	deposited := func(t *payoutv1.Transfer) { t.Status.Deposit = testgen.Deposit() }
+	phase := func(p payoutv1.TransferPhase) func(*payoutv1.Transfer) {
+		return func(t *payoutv1.Transfer) { t.Status.Phase = p }
+	}
+	failed := testgen.Failed(payoutv1.FailurePayoutRejected, "rejected by the bank")
 	cases := []struct {
 		name      string
 		transfer  *payoutv1.Transfer
 		wantKind  error // nil: refundable
 		wantInMsg string
 	}{
-		{"failed with deposit", transfer(payoutv1.PhaseFailed, deposit, false), nil, ""},
-		{"failed before the deposit", transfer(payoutv1.PhaseFailed, nil, false), ErrNotRefundable, "failed before its deposit arrived"},
-		{"completed", transfer(payoutv1.PhaseCompleted, deposit, false), ErrNotRefundable, "is completed"},
-		{"processing", transfer(payoutv1.PhaseProcessing, deposit, false), ErrNotRefundable, "is processing"},
-		{"no status yet", transfer("", nil, false), ErrNotRefundable, "has no status yet"},
-		{"already requested", transfer(payoutv1.PhaseFailed, deposit, true), ErrRefundAlreadyRequested, "already requested"},
-		{"refunded", transfer(payoutv1.PhaseRefunded, deposit, true), ErrRefundAlreadyRequested, "already refunded"},
+		{"failed with deposit", transfer(deposited, failed), nil, ""},
+		{"failed before the deposit", transfer(failed), ErrNotRefundable, "failed before its deposit arrived"},
+		{"failed, deposit not at depth", transfer(deposited, failed, func(t *payoutv1.Transfer) { t.Status.Deposit.ConfirmedAt = nil }), ErrNotRefundable, "failed before its deposit arrived"},
+		{"failed, Solana sender", transfer(deposited, failed, func(t *payoutv1.Transfer) {
+			t.Status.Deposit.From = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+		}), ErrNotRefundable, "has no address on Base"},
+		{"completed", transfer(deposited, phase(payoutv1.PhaseCompleted)), ErrNotRefundable, "is completed"},
+		{"processing", transfer(deposited, phase(payoutv1.PhaseProcessing)), ErrNotRefundable, "is processing"},
+		{"no status yet", transfer(), ErrNotRefundable, "has no status yet"},
+		{"refunded", transfer(deposited, failed, func(t *payoutv1.Transfer) {
+			t.Status.Refund = &payoutv1.RefundFacts{TxHash: "0x" + strings.Repeat("ef", 32), ConfirmedAt: testgen.Epoch}
+		}), ErrRefundAlreadyRequested, "already refunded"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ package testgen
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,14 +88,36 @@ func Transfer(namespace, id string, mods ...func(*payoutv1.Transfer)) *payoutv1.
 			SourceToken: payoutv1.TokenUSDC, SourceNetwork: payoutv1.NetworkBase,
 			WalletAddress:  "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
 			DepositAddress: "0x71C7656EC7ab88b098defB751B7401B5f6d8976F",
+			ExpiresAt:      &expires,
 		},
 	}
 	return apply(t, mods)
 }
 
-// V2 makes a transfer a v2 transfer.
+// expires is the v1 deposit deadline of the fixtures: a day after Epoch.
+var expires = metav1.NewTime(Epoch.Add(24 * time.Hour))
+
+// V2 makes a transfer a v2 transfer (fixed deposit address, no expiry).
 func V2() func(*payoutv1.Transfer) {
-	return func(t *payoutv1.Transfer) { t.Spec.Method = payoutv1.TransferV2 }
+	return func(t *payoutv1.Transfer) { t.Spec.Method, t.Spec.ExpiresAt = payoutv1.TransferV2, nil }
+}
+
+// Deposit is the deposit of the fixtures: 25 USDC on Base from the transfer's wallet, at depth.
+func Deposit() *payoutv1.DepositFacts {
+	at := metav1.NewTime(Epoch.Add(time.Minute))
+	return &payoutv1.DepositFacts{
+		Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, TxHash: "0x" + strings.Repeat("ab", 32), LogIndex: 0,
+		From: "0x8ba1f109551bd432803012645ac136ddd64dba72", Amount: "25000000", BlockNumber: 1234,
+		BlockHash: "0x" + strings.Repeat("cd", 32), Confirmations: 3, SeenAt: at, ConfirmedAt: &at,
+	}
+}
+
+// Failed marks a transfer failed for reason, as the controller would.
+func Failed(reason payoutv1.FailureReason, message string) func(*payoutv1.Transfer) {
+	return func(t *payoutv1.Transfer) {
+		t.Status.Failure = &payoutv1.TransferFailure{Reason: reason, Message: message, At: metav1.NewTime(Epoch.Add(2 * time.Minute))}
+		t.Status.Phase = payoutv1.PhaseFailed
+	}
 }
 
 // Claim is a claim on key held by holder.

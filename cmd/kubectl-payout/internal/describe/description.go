@@ -2,7 +2,6 @@ package describe
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,11 +44,19 @@ func (d TransferDescription) String() string {
 	line("Deposit address", t.Spec.DepositAddress)
 	line("Customer", strings.TrimSpace(t.Spec.CustomerUUID+" "+t.Spec.CustomerEmail))
 	line("Status", orNone(string(t.Status.Phase)))
-	line("Error", orNone(t.Status.Error))
+	line("Error", failure(t.Status.Failure))
 	line("Deposit", deposit(t.Status.Deposit))
 	line("Payout", payout(t.Status.Payout))
-	line("Refund", refund(t))
-	line("Refund tx", orNone(t.Status.RefundTxHash))
+	line("Refund", refund(t.Status.Refund))
+	if t.Spec.Cancellation != nil {
+		line("Cancellation", fmt.Sprintf("%s: %s, requested %s", t.Spec.Cancellation.Reason, t.Spec.Cancellation.Message, timestamp(t.Spec.Cancellation.RequestedAt)))
+	}
+	for _, n := range t.Status.Notifications {
+		line("Mailed", fmt.Sprintf("%s to %s at %s", n.Kind, n.To, timestamp(n.SentAt)))
+	}
+	for _, sd := range t.Status.StrayDeposits {
+		line("Stray deposit", fmt.Sprintf("%s %s in %s from %s: %s", tokenAmount(sd.Amount), sd.Token, sd.TxHash, orNone(sd.From), sd.Reason))
+	}
 
 	b.WriteString("History:\n")
 	table(&b, len(t.Status.History), func(tw *tabwriter.Writer) {
@@ -95,18 +102,29 @@ func quote(id string, q payoutv1.QuoteSnapshot) string {
 	return s
 }
 
-func deposit(d *payoutv1.ObservedDeposit) string {
+func deposit(d *payoutv1.DepositFacts) string {
 	if d == nil {
 		return none
 	}
-	s := fmt.Sprintf("%s %s in %s", tokenAmount(d.Amount), d.Token, d.TxHash)
+	s := fmt.Sprintf("%s %s on %s in %s", tokenAmount(d.Amount), d.Token, d.Network, d.TxHash)
 	if d.From != "" {
 		s += " from " + d.From
 	}
 	if d.BlockNumber != 0 {
-		s += " (block " + strconv.FormatInt(d.BlockNumber, 10) + ")"
+		s += fmt.Sprintf(" (block %d, %d confirmations)", d.BlockNumber, d.Confirmations)
 	}
-	return s + ", seen " + timestamp(d.DetectedAt)
+	s += ", seen " + timestamp(d.SeenAt)
+	if d.ConfirmedAt == nil {
+		return s + ", not yet at depth"
+	}
+	return s + ", at depth " + timestamp(*d.ConfirmedAt)
+}
+
+func failure(f *payoutv1.TransferFailure) string {
+	if f == nil {
+		return none
+	}
+	return fmt.Sprintf("%s: %s (%s)", f.Reason, f.Message, timestamp(f.At))
 }
 
 // tokenAmount shows base units as a token amount: 25000000 -> 25.
@@ -118,28 +136,28 @@ func tokenAmount(baseUnits string) string {
 	return d.Shift(-tokenDecimals).String()
 }
 
-func payout(p *payoutv1.PayoutState) string {
+func payout(p *payoutv1.PayoutFacts) string {
 	if p == nil {
 		return none
 	}
-	s := fmt.Sprintf("%s, reference %s", p.Provider, p.Reference)
+	s := fmt.Sprintf("%s, reference %s, %s", p.Provider, p.Reference, p.State)
 	if p.ProviderID != "" {
 		s += ", id " + p.ProviderID
 	}
-	if p.State != "" {
-		s += ", " + p.State
+	if p.TargetAmount != "" {
+		s += fmt.Sprintf(", %s USD -> %s at %s", orNone(string(p.SourceAmount)), p.TargetAmount, orNone(string(p.Rate)))
+	}
+	if p.Message != "" {
+		s += ": " + p.Message
 	}
 	return s + ", requested " + timestamp(p.RequestedAt)
 }
 
-func refund(t payoutv1.Transfer) string {
-	switch {
-	case t.Status.Phase == payoutv1.PhaseRefunded:
-		return "sent"
-	case t.Spec.RefundRequested:
-		return "requested"
+func refund(r *payoutv1.RefundFacts) string {
+	if r == nil {
+		return none
 	}
-	return "not requested"
+	return fmt.Sprintf("%s USDC to %s in %s on base, confirmed %s", tokenAmount(r.Amount), orNone(r.To), r.TxHash, timestamp(r.ConfirmedAt))
 }
 
 // eventTime is when an event last happened, whichever API wrote it: events.k8s.io/v1

@@ -16,19 +16,18 @@ func at(minutes int) metav1.Time {
 	return metav1.NewTime(testgen.Epoch.Add(time.Duration(minutes) * time.Minute))
 }
 
-// failedTransfer has every section filled: a failed payout whose deposit arrived, with a refund
-// requested.
+// failedTransfer has every section filled: a failed payout whose deposit arrived, mailed.
 func failedTransfer() payoutv1.Transfer {
 	return *testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) {
 		t.CreationTimestamp = at(0)
-		t.Spec.RefundRequested = true
+		rejected := at(3)
 		t.Status = payoutv1.TransferStatus{
-			Phase: payoutv1.PhaseFailed,
-			Error: "payout rejected by the bank",
-			Deposit: &payoutv1.ObservedDeposit{TxHash: "0x" + strings.Repeat("ab", 32), From: "0x8ba1f109551bd432803012645ac136ddd64dba72",
-				Amount: "25000000", Token: payoutv1.TokenUSDC, BlockNumber: 1234, DetectedAt: at(1)},
-			Payout: &payoutv1.PayoutState{Reference: "0123456789abcdef01234567", Provider: "dev", ProviderID: "po_42",
-				State: "rejected", RequestedAt: at(2)},
+			Phase:   payoutv1.PhaseFailed,
+			Failure: &payoutv1.TransferFailure{Reason: payoutv1.FailurePayoutRejected, Message: "payout rejected by the bank", At: at(3)},
+			Deposit: testgen.Deposit(),
+			Payout: &payoutv1.PayoutFacts{Reference: "0123456789abcdef01234567", Provider: "simbank", ProviderID: "po_42",
+				State: payoutv1.PayoutRejected, RequestedAt: at(2), UpdatedAt: &rejected, Message: "account closed"},
+			Notifications: []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationFailed, To: "payer@example.com", SentAt: at(3)}},
 			History: []payoutv1.StatusChange{
 				{Status: payoutv1.PhaseReadyToProcess, At: at(0), Reason: "Created", Message: "waiting for the deposit"},
 				{Status: payoutv1.PhaseProcessing, At: at(1), Reason: "DepositConfirmed", Message: "25 usdc arrived"},
@@ -59,11 +58,11 @@ Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
 Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
 Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
 Status:          failed
-Error:           payout rejected by the bank
-Deposit:         25 usdc in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234), seen 2026-11-22T12:01:00Z
-Payout:          dev, reference 0123456789abcdef01234567, id po_42, rejected, requested 2026-11-22T12:02:00Z
-Refund:          requested
-Refund tx:       <none>
+Error:           PayoutRejected: payout rejected by the bank (2026-11-22T12:03:00Z)
+Deposit:         25 usdc on base in 0xabababababababababababababababababababababababababababababababab from 0x8ba1f109551bd432803012645ac136ddd64dba72 (block 1234, 3 confirmations), seen 2026-11-22T12:01:00Z, at depth 2026-11-22T12:01:00Z
+Payout:          simbank, reference 0123456789abcdef01234567, Rejected, id po_42: account closed, requested 2026-11-22T12:02:00Z
+Refund:          <none>
+Mailed:          Failed to payer@example.com at 2026-11-22T12:03:00Z
 History:
   2026-11-22T12:00:00Z  ready_to_process  Created           waiting for the deposit
   2026-11-22T12:01:00Z  processing        DepositConfirmed  25 usdc arrived
@@ -98,8 +97,7 @@ Status:          <none>
 Error:           <none>
 Deposit:         <none>
 Payout:          <none>
-Refund:          not requested
-Refund tx:       <none>
+Refund:          <none>
 History:
   <none>
 Events:
@@ -113,12 +111,12 @@ Events:
 func TestDescribeRefundedTransfer(t *testing.T) {
 	tr := failedTransfer()
 	tr.Status.Phase = payoutv1.PhaseRefunded
-	tr.Status.RefundTxHash = "0x" + strings.Repeat("cd", 32)
+	tr.Status.Refund = &payoutv1.RefundFacts{TxHash: "0x" + strings.Repeat("cd", 32), Amount: "25000000",
+		To: "0x8ba1f109551bd432803012645ac136ddd64dba72", ConfirmedAt: at(9)}
 	got := TransferDescription{Transfer: tr}.String()
 	for _, line := range []string{
 		"Status:          refunded\n",
-		"Refund:          sent\n",
-		"Refund tx:       0x" + strings.Repeat("cd", 32) + "\n",
+		"Refund:          25 USDC to 0x8ba1f109551bd432803012645ac136ddd64dba72 in 0x" + strings.Repeat("cd", 32) + " on base, confirmed 2026-11-22T12:09:00Z\n",
 	} {
 		if !strings.Contains(got, line) {
 			t.Errorf("missing %q in:\n%s", line, got)

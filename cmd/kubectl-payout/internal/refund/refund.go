@@ -4,6 +4,7 @@ package refund
 import (
 	"context"
 	"fmt"
+	"os/user"
 
 	"github.com/spf13/cobra"
 
@@ -51,10 +52,19 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := admin.RequestRefund(ctx, c, args[0])
+	t, err := admin.RequestRefund(ctx, c, args[0], requester())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q\n", t.Name, t.Spec.Account)
 	return nil
+}
+
+// requester names the operator for the refund's audit record: the local user, as kubectl's
+// own audit of a plugin would see it only as the kubeconfig's identity.
+func requester() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }

@@ -1,0 +1,109 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ChainCursorSpec names the network a cursor follows.
+type ChainCursorSpec struct {
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="network is immutable"
+	Network Network `json:"network"`
+}
+
+// RecentBlock is a block the watcher scanned, kept to detect reorgs.
+type RecentBlock struct {
+	// +required
+	Number int64 `json:"number"`
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	Hash string `json:"hash"`
+}
+
+// ChainCursorStatus is how far the deposit watcher of a network has scanned. Every block up to
+// and including block has been scanned at confirmation depth and its deposits recorded.
+type ChainCursorStatus struct {
+	// chainID of the node the cursor was taken on.
+	// +optional
+	ChainID int64 `json:"chainID,omitempty"`
+	// genesisHash identifies the chain: a cursor of another chain (a dev chain restarted from
+	// scratch) is not resumed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	GenesisHash string `json:"genesisHash,omitempty"`
+	// block is the last block scanned.
+	// +optional
+	Block int64 `json:"block,omitempty"`
+	// blockHash of that block.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	BlockHash string `json:"blockHash,omitempty"`
+	// recent scanned blocks, newest last, to find the common ancestor after a reorg.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	Recent []RecentBlock `json:"recent,omitempty"`
+	// head is the chain head when last polled.
+	// +optional
+	Head int64 `json:"head,omitempty"`
+	// synced is true while the watcher keeps up with the head.
+	// +optional
+	Synced bool `json:"synced,omitempty"`
+	// heartbeatAt is the last time the watcher wrote: a watcher that stopped leaves it behind,
+	// and readers treat a stale heartbeat as not synced.
+	// +optional
+	HeartbeatAt *metav1.Time `json:"heartbeatAt,omitempty"`
+	// endpoint is the RPC endpoint in use (without credentials).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Endpoint string `json:"endpoint,omitempty"`
+	// message says why the watcher is not synced.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready (True while synced).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ChainCursor is the persisted progress of one network's deposit watcher. Cluster-scoped,
+// named after the network.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName={cc,ccs},categories=payouts
+// +kubebuilder:printcolumn:name="Block",type=integer,JSONPath=`.status.block`
+// +kubebuilder:printcolumn:name="Head",type=integer,JSONPath=`.status.head`
+// +kubebuilder:printcolumn:name="Synced",type=boolean,JSONPath=`.status.synced`
+// +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.heartbeatAt`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.network",message="a chain cursor is named after its network"
+type ChainCursor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ChainCursorSpec `json:"spec"`
+	// +optional
+	Status ChainCursorStatus `json:"status,omitempty"`
+}
+
+// ChainCursorList is a list of ChainCursor.
+//
+// +kubebuilder:object:root=true
+type ChainCursorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ChainCursor `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ChainCursor{}, &ChainCursorList{})
+}

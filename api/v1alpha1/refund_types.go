@@ -1,0 +1,133 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RefundSpec asks for the deposit of a failed transfer to be sent back to its sender on Base.
+// It is a one-shot request named after the transfer: a second request cannot be created.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a refund request is immutable"
+type RefundSpec struct {
+	// transfer is the id of the failed transfer; the Refund has the same name.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{24}$`
+	Transfer string `json:"transfer"`
+	// requestedBy names who asked (the operator's user, for audit).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	RequestedBy string `json:"requestedBy,omitempty"`
+}
+
+// RefundState is where a refund stands.
+// +kubebuilder:validation:Enum=Pending;Signed;Broadcast;Confirmed;Refused
+type RefundState string
+
+const (
+	// RefundPending: accepted, not signed yet.
+	RefundPending RefundState = "Pending"
+	// RefundSigned: the signed transaction is recorded and is (re)broadcast as the same bytes.
+	RefundSigned RefundState = "Signed"
+	// RefundBroadcast: the node accepted the transaction; waiting for depth.
+	RefundBroadcast RefundState = "Broadcast"
+	// RefundConfirmed: the receipt is at depth; the transfer reads refunded.
+	RefundConfirmed RefundState = "Confirmed"
+	// RefundRefused: the transfer cannot be refunded (not failed, no deposit, a sender that
+	// has no address on Base); nothing was sent.
+	RefundRefused RefundState = "Refused"
+)
+
+// RefundStatus records the refund transaction. The signed transaction is persisted before it is
+// broadcast, so a restart re-broadcasts the same bytes (same nonce, same hash) and never signs
+// a second transfer of the funds.
+type RefundStatus struct {
+	// state of the refund.
+	// +optional
+	State RefundState `json:"state,omitempty"`
+	// network the refund is sent on (base).
+	// +optional
+	Network Network `json:"network,omitempty"`
+	// token sent back (usdc).
+	// +optional
+	Token Token `json:"token,omitempty"`
+	// to is the deposit's sender.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	To string `json:"to,omitempty"`
+	// amount in token base units: the deposit's amount.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Amount string `json:"amount,omitempty"`
+	// from is the platform refund wallet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	From string `json:"from,omitempty"`
+	// nonce of the transaction in the refund wallet.
+	// +optional
+	Nonce *int64 `json:"nonce,omitempty"`
+	// signedTx is the raw signed transaction, hex.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	SignedTx string `json:"signedTx,omitempty"`
+	// txHash of signedTx.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash,omitempty"`
+	// blockNumber that includes the transaction.
+	// +optional
+	BlockNumber int64 `json:"blockNumber,omitempty"`
+	// confirmations last seen.
+	// +optional
+	Confirmations int64 `json:"confirmations,omitempty"`
+	// confirmedAt is when the receipt reached depth.
+	// +optional
+	ConfirmedAt *metav1.Time `json:"confirmedAt,omitempty"`
+	// message explains the state (why a refund was refused, the last broadcast error).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready (True once confirmed).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Refund is an operator's request to send a failed transfer's deposit back to its sender
+// (`kubectl payout refund ID`), in the transfer's namespace and named after it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName={rf,rfs},categories=payouts
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="To",type=string,JSONPath=`.status.to`
+// +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.status.amount`,description="token base units (6 decimals)"
+// +kubebuilder:printcolumn:name="Tx",type=string,JSONPath=`.status.txHash`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.transfer",message="a refund is named after its transfer"
+type Refund struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec RefundSpec `json:"spec"`
+	// +optional
+	Status RefundStatus `json:"status,omitempty"`
+}
+
+// RefundList is a list of Refund.
+//
+// +kubebuilder:object:root=true
+type RefundList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Refund `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Refund{}, &RefundList{})
+}

@@ -1,0 +1,44 @@
+package transfer
+
+import (
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// Phase derives the public status of a transfer (spec 3.1) from its facts. It is computed last,
+// after every decision, and nothing decides on it: the order below is the whole story of a
+// transfer read backwards, the newest fact first.
+//
+// v2 ordering (spec 3.2 leaves it open): awaiting_deposit (no hash yet) → pending_match (a hash
+// is recorded, its transaction not found yet) → deposit_sent (found on chain, not yet at
+// depth) → processing (at depth; converting) → transfer_created → completed.
+func Phase(t *payoutv1.Transfer) payoutv1.TransferPhase {
+	st := &t.Status
+	switch {
+	case st.Refund != nil:
+		return payoutv1.PhaseRefunded
+	case st.Failure != nil:
+		return payoutv1.PhaseFailed
+	case st.Payout != nil && st.Payout.State == payoutv1.PayoutCompleted:
+		return payoutv1.PhaseCompleted
+	case st.Payout != nil && st.Payout.State == payoutv1.PayoutAccepted:
+		return payoutv1.PhaseTransferCreated
+	case st.Deposit != nil && st.Deposit.ConfirmedAt != nil:
+		return payoutv1.PhaseProcessing
+	case t.Spec.Method == payoutv1.TransferV1:
+		return payoutv1.PhaseReadyToProcess
+	case st.Deposit != nil:
+		return payoutv1.PhaseDepositSent
+	case t.Spec.TxHash != "":
+		return payoutv1.PhasePendingMatch
+	}
+	return payoutv1.PhaseAwaitingDeposit
+}
+
+// Cancellable reports whether a cancellation request (DELETE of the recipient) recorded now would
+// stop t: only before its payout intent is recorded and before it ends. Once the intent is
+// recorded the payout may already be at the provider, and a transfer whose money is at the bank
+// is never marked failed.
+func Cancellable(t *payoutv1.Transfer) bool {
+	st := &t.Status
+	return t.Spec.Cancellation == nil && st.Payout == nil && st.Failure == nil && st.Refund == nil
+}
