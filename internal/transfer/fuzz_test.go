@@ -1,0 +1,173 @@
+package transfer
+
+import (
+	"math/big"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+// bytesource turns fuzz input into choices; it reads zeros once exhausted.
+type bytesource struct {
+	b []byte
+	i int
+}
+
+func (s *bytesource) next() byte {
+	if s.i >= len(s.b) {
+		return 0
+	}
+	s.i++
+	return s.b[s.i-1]
+}
+
+func (s *bytesource) bool() bool         { return s.next()&1 == 1 }
+func (s *bytesource) pick(n int) int     { return int(s.next()) % n }
+func (s *bytesource) dur() time.Duration { return time.Duration(s.next()) * 15 * time.Minute }
+
+var (
+	fuzzTokens   = []payoutv1.Token{payoutv1.TokenUSDC, payoutv1.TokenUSDT}
+	fuzzAmounts  = []string{"25000000", "24999999", "25000001", "0", "30000000", "1", "25e6", ""}
+	fuzzStates   = []payoutv1.PayoutState{payoutv1.PayoutRequested, payoutv1.PayoutAccepted, payoutv1.PayoutCompleted, payoutv1.PayoutRejected}
+	fuzzRefunds  = []payoutv1.RefundState{payoutv1.RefundPending, payoutv1.RefundSigned, payoutv1.RefundBroadcast, payoutv1.RefundConfirmed, payoutv1.RefundRefused}
+	fuzzFailures = []payoutv1.FailureReason{payoutv1.FailureRecipientDeleted, payoutv1.FailureExpired, payoutv1.FailureDepositShort, payoutv1.FailurePayoutRejected}
+)
+
+// fuzzTransfer builds a transfer in some reachable or unreachable state, and what was observed.
+func fuzzInput(s *bytesource) Input {
+	tr := v1()
+	if s.bool() {
+		tr = v2()
+		if s.bool() {
+			hashed(tr)
+		}
+	}
+	tr.Spec.KeepRecipient = s.bool()
+	if s.bool() {
+		tr.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, RequestedAt: metav1.NewTime(epoch)}
+	}
+	st := &tr.Status
+	if s.bool() {
+		st.Deposit = testgen.Deposit()
+		st.Deposit.Amount = fuzzAmounts[s.pick(len(fuzzAmounts))]
+		st.Deposit.Token = fuzzTokens[s.pick(2)]
+		if s.bool() {
+			st.Deposit.ConfirmedAt = nil
+		}
+	}
+	if s.bool() {
+		st.Payout = &payoutv1.PayoutFacts{Reference: id, Provider: "simbank", State: fuzzStates[s.pick(len(fuzzStates))], RequestedAt: metav1.NewTime(epoch)}
+	}
+	if s.bool() {
+		st.Failure = &payoutv1.TransferFailure{Reason: fuzzFailures[s.pick(len(fuzzFailures))], Message: "x", At: metav1.NewTime(epoch)}
+	}
+	if s.bool() {
+		st.Refund = &payoutv1.RefundFacts{TxHash: "0xfeed", ConfirmedAt: metav1.NewTime(epoch)}
+	}
+	if s.bool() {
+		tr.Status = Decide(input(tr, at(s.dur()))).Status // a history, as the controller writes it
+	}
+
+	in := input(tr, at(s.dur()))
+	for range s.pick(4) {
+		in.Deposits = append(in.Deposits, deposit(fuzzAmounts[s.pick(len(fuzzAmounts))], fuzzTokens[s.pick(2)], int64(s.pick(5)), int64(s.pick(3)), at(s.dur())))
+	}
+	if s.bool() {
+		var ts []chain.TokenTransfer
+		for range s.pick(3) {
+			to := v2Addr
+			if s.bool() {
+				to = stranger
+			}
+			from := wallet
+			if s.bool() {
+				from = stranger
+			}
+			amount, _ := new(big.Int).SetString("2"+strconv.Itoa(s.pick(7))+"000000", 10)
+			ts = append(ts, chain.TokenTransfer{Token: fuzzTokens[s.pick(2)], From: from, To: to, Amount: amount, LogIndex: int64(s.pick(9))})
+		}
+		in.Tx = tx(s.bool(), s.bool(), int64(s.pick(5)), ts...)
+	}
+	if s.bool() {
+		in.Provider = &ProviderPayout{Found: s.bool(), State: fuzzStates[s.pick(len(fuzzStates))], ProviderID: "po_9"}
+	}
+	in.Recipient.Deleted = s.bool()
+	in.Recipient.Known = !s.bool() || in.Recipient.Deleted
+	if s.bool() {
+		in.Refund = &payoutv1.Refund{Status: payoutv1.RefundStatus{State: fuzzRefunds[s.pick(len(fuzzRefunds))], TxHash: "0xfeed"}}
+	}
+	return in
+}
+
+// FuzzDecide checks the machine's invariants on any transfer and observation:
+//   - only failed → refunded leaves a final status (completed, failed and refunded stay put);
+//   - no payout intent without a deposit of the right token and amount at depth;
+//   - no payout intent after a cancellation, a failure or a deleted recipient;
+//   - the provider's state only moves forward;
+//   - mail and recipient deletion only once the transfer ended;
+//   - Decide does not change its input and is deterministic; the history is bounded.
+func FuzzDecide(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 40})
+	f.Add([]byte{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 1, 1, 0, 0})
+	f.Add([]byte{1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 3, 0, 1, 1, 1, 0, 1, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := fuzzInput(&bytesource{b: data})
+		before := in.Transfer.DeepCopy()
+		d := Decide(in)
+		if again := Decide(in); !statusEqual(&d.Status, &again.Status) || len(d.Actions) != len(again.Actions) {
+			t.Fatal("Decide is not deterministic")
+		}
+		if !statusEqual(&in.Transfer.Status, &before.Status) {
+			t.Fatal("Decide changed its input")
+		}
+		was, now := Phase(before), d.Status.Phase
+		if now != Phase(withStatus(before, &d.Status)) {
+			t.Fatalf("stored phase %s is not the phase of the facts", now)
+		}
+		switch was {
+		case payoutv1.PhaseCompleted, payoutv1.PhaseRefunded:
+			if now != was {
+				t.Fatalf("%s became %s", was, now)
+			}
+		case payoutv1.PhaseFailed:
+			if now != payoutv1.PhaseFailed && now != payoutv1.PhaseRefunded {
+				t.Fatalf("failed became %s", now)
+			}
+		}
+		if now == payoutv1.PhaseRefunded && was != payoutv1.PhaseFailed && was != payoutv1.PhaseRefunded {
+			t.Fatalf("refunded from %s", was)
+		}
+		if before.Status.Payout == nil && d.Status.Payout != nil {
+			dep := d.Status.Deposit
+			switch {
+			case dep == nil || dep.ConfirmedAt == nil:
+				t.Fatal("payout intent without a deposit at depth")
+			case dep.Token != before.Spec.SourceToken || baseUnits(dep.Amount).LessThan(expectedUnits(before)):
+				t.Fatalf("payout intent for a wrong deposit: %s %s", dep.Amount, dep.Token)
+			case before.Spec.Cancellation != nil:
+				t.Fatal("payout intent after a cancellation")
+			case before.Status.Failure != nil || d.Status.Failure != nil && d.Status.Failure.Reason != payoutv1.FailurePayoutRejected:
+				t.Fatal("payout intent on a failed transfer")
+			case in.Recipient.Deleted:
+				t.Fatal("payout intent for a deleted recipient")
+			}
+		}
+		if p0, p1 := before.Status.Payout, d.Status.Payout; p0 != nil && (p1 == nil || rank(p1.State) < rank(p0.State)) {
+			t.Fatalf("payout went back from %s to %+v", p0.State, p1)
+		}
+		ended := d.Status.Failure != nil || d.Status.Payout != nil && d.Status.Payout.State == payoutv1.PayoutCompleted
+		if len(d.Actions) > 0 && !ended {
+			t.Fatalf("actions %+v before the end", d.Actions)
+		}
+		if n := len(d.Status.History); n == 0 || n > payoutv1.MaxHistory || d.Status.History[n-1].Status != now {
+			t.Fatalf("history %+v for phase %s", d.Status.History, now)
+		}
+	})
+}
