@@ -48,6 +48,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Ready reports whether the facade can serve (the cache has synced); nil means ready.
 	Ready func() error
+	// Deposits issues deposit addresses: one per v1 transfer, the fixed v2 ones.
+	Deposits DepositAddresses
+	// TransferExpiry is how long a v1 transfer waits for its deposit (default 24 h).
+	TransferExpiry time.Duration
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
@@ -64,8 +68,11 @@ type Server struct {
 
 // New builds the facade.
 func New(cfg Config) (*Server, error) {
-	if cfg.Client == nil || cfg.Catalog == nil || cfg.Sanctions == nil || cfg.KYC == nil || cfg.WalletScreen == nil || cfg.Rates == nil {
-		return nil, errors.New("apiserver: Client, Catalog, Sanctions, KYC, WalletScreen and Rates are required")
+	if cfg.Client == nil || cfg.Catalog == nil || cfg.Sanctions == nil || cfg.KYC == nil || cfg.WalletScreen == nil || cfg.Rates == nil || cfg.Deposits == nil {
+		return nil, errors.New("apiserver: Client, Catalog, Sanctions, KYC, WalletScreen, Rates and Deposits are required")
+	}
+	if cfg.TransferExpiry <= 0 {
+		cfg.TransferExpiry = 24 * time.Hour
 	}
 	if cfg.APIReader == nil {
 		cfg.APIReader = cfg.Client

@@ -10,13 +10,24 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
+
+// DepositAddresses issues the addresses deposits are sent to (the chain side of the service).
+type DepositAddresses interface {
+	// V1Address is the deposit address of v1 transfer transferID on network, and the derivation
+	// path recorded with it (so that the sweeper can derive its key).
+	V1Address(network payoutv1.Network, transferID string) (address, path string, err error)
+	// V2Address is the platform's fixed deposit address of token on network.
+	V2Address(network payoutv1.Network, token payoutv1.Token) (string, bool)
+}
 
 // transferRequest is a decoded create request of spec 4.10 or 4.11, its types checked.
 type transferRequest struct {
@@ -24,7 +35,6 @@ type transferRequest struct {
 	amount        decimal.Decimal
 	hasAmount     bool
 	recipientID   int64
-	hasRecipient  bool
 	customerUUID  string
 	customerEmail string
 	token         string
@@ -33,16 +43,13 @@ type transferRequest struct {
 	keepRecipient bool
 }
 
-func decodeTransferRequest(r *http.Request) (*transferRequest, error) {
-	b, err := decodeBody(r)
-	if err != nil {
-		return nil, err
-	}
-	req := &transferRequest{}
+// decodeTransferRequest reads the request's fields strictly: a wrong type or an unknown field
+// is a 400 naming the field. It runs after the rules that come "before any other processing".
+func decodeTransferRequest(b *body, recipientID int64) (*transferRequest, error) {
+	req := &transferRequest{recipientID: recipientID}
 	steps := []func() error{
 		func() (err error) { req.quoteID, _, err = b.str("quote_id"); return },
 		func() (err error) { req.amount, req.hasAmount, err = b.number("amount"); return },
-		func() (err error) { req.recipientID, req.hasRecipient, err = b.integer("recipientId"); return },
 		func() (err error) { req.customerUUID, _, err = b.str("customer_uuid"); return },
 		func() (err error) { req.customerEmail, _, err = b.str("customer_email"); return },
 		func() (err error) { req.token, _, err = b.str("source_token"); return },
@@ -59,22 +66,35 @@ func decodeTransferRequest(r *http.Request) (*transferRequest, error) {
 	return req, nil
 }
 
+// looseString is a field's string value for the rules judged before the request is decoded; a
+// missing or non-string value reads as "".
+func looseString(b *body, name string) string {
+	s, _, err := b.str(name)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
 // handleTransferV1 serves POST /api/payouts/transfer (spec 4.10), applying its rules in the
-// spec's order of precedence: KYC wallet, wallet screening, v1 provisioning, deployed smart
-// wallet, recipient ownership, then the request's own fields and the quote.
+// spec's order of precedence: the KYC wallet (before any other processing, so even a request
+// with a malformed field gets the 403), wallet screening, v1 provisioning, the deployed smart
+// wallet, recipient ownership; then the request's own fields and the quote (400); then the
+// global uniqueness of customer_uuid (409).
 func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	req, err := decodeTransferRequest(r)
+	b, err := decodeBody(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	if c.Account.Spec.KYCRequired { // rule 1, before any other processing
-		if err := s.checkWallet(ctx, c, "wallet_address", req.wallet, true); err != nil {
-			return asForbiddenIfMissing(err, req.wallet)
+	wallet := looseString(b, "wallet_address")
+	if c.Account.Spec.KYCRequired { // rule 1
+		if err := s.requireKYC(ctx, c, wallet); err != nil {
+			return err
 		}
 	}
-	if chain.IsEVMAddress(req.wallet) { // rule 2
-		if err := s.screenWallet(ctx, req.wallet); err != nil {
+	if chain.IsEVMAddress(wallet) { // rule 2
+		if err := s.screenWallet(ctx, wallet); err != nil {
 			return err
 		}
 	}
@@ -84,51 +104,77 @@ func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Cal
 	if !c.Account.Spec.SmartWalletDeployed { // rule 4
 		return apierror.Errorf(apierror.Forbidden, "this account has no deployed smart-contract wallet")
 	}
-	rc, err := s.transferRecipient(ctx, c, req) // rule 5
+	rc, err := s.transferRecipient(ctx, c, b) // rule 5
+	if err != nil {
+		return err
+	}
+	req, err := decodeTransferRequest(b, rc.Spec.ID) // rule 6 from here
 	if err != nil {
 		return err
 	}
 	if err := checkTransferFields(req, []string{"usdc", "usdt"}); err != nil {
 		return err
 	}
-	if !chain.IsEVMAddress(req.wallet) {
-		return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits); Solana and Tron senders are not accepted on v1")
+	if req.wallet == "" {
+		return apierror.FieldErrorf("wallet_address", "is required")
 	}
-	if _, err := s.checkQuote(ctx, c, req, rc); err != nil { // rule 6
+	if !chain.IsEVMAddress(req.wallet) {
+		return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits, EIP-55 checksum when mixed-case); Solana and Tron senders are not accepted on v1")
+	}
+	if err := checkWalletNetwork(req.wallet, req.network); err != nil {
+		return err
+	}
+	q, err := s.checkQuote(ctx, c, req, rc)
+	if err != nil {
 		return err
 	}
 	if err := s.checkDepositOption(ctx, req); err != nil {
 		return err
 	}
-	return errTransfersUnavailable
+	t, err := s.createTransfer(ctx, c, req, rc, q, payoutv1.TransferV1) // rule 7 inside
+	if err != nil {
+		return err
+	}
+	v := transferView(t)
+	v.UserID = c.Account.Name
+	writeJSON(w, http.StatusOK, map[string]any{"transfer": v})
+	return nil
 }
 
 // handleTransferV2 serves POST /api/payouts/transfer/v2 (spec 4.11).
 func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	req, err := decodeTransferRequest(r)
+	b, err := decodeBody(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	if c.Account.Spec.V2WalletScreening {
+	wallet := looseString(b, "wallet_address")
+	switch {
+	case c.Account.Spec.V2WalletScreening:
 		// Screening on: an EVM wallet is required and screened before anything else; fail closed.
-		if req.wallet == "" {
+		if wallet == "" {
+			if _, given, err := b.str("wallet_address"); err != nil || given {
+				return apierror.FieldErrorf("wallet_address", "must be a string")
+			}
 			return apierror.FieldErrorf("wallet_address", "is required: wallets are screened on this account")
 		}
-		if !chain.IsEVMAddress(req.wallet) {
-			return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits) when wallet screening is on")
+		if !chain.IsEVMAddress(wallet) {
+			return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits, EIP-55 checksum when mixed-case) when wallet screening is on")
 		}
-		if err := s.screenWallet(ctx, req.wallet); err != nil {
+		if err := s.screenWallet(ctx, wallet); err != nil {
 			return err
 		}
-	} else if c.Account.Spec.KYCRequired {
-		if err := s.checkWallet(ctx, c, "wallet_address", req.wallet, true); err != nil {
-			return asForbiddenIfMissing(err, req.wallet)
+	case c.Account.Spec.KYCRequired:
+		// Screening off: the wallet is KYC-conditional, judged before any other processing.
+		if err := s.requireKYC(ctx, c, wallet); err != nil {
+			return err
 		}
-	} else if req.wallet != "" && !chain.IsEVMAddress(req.wallet) && !chain.IsSolanaAddress(req.wallet) {
-		return apierror.FieldErrorf("wallet_address", "must be an EVM or a Solana address")
 	}
-	rc, err := s.transferRecipient(ctx, c, req)
+	rc, err := s.transferRecipient(ctx, c, b)
+	if err != nil {
+		return err
+	}
+	req, err := decodeTransferRequest(b, rc.Spec.ID)
 	if err != nil {
 		return err
 	}
@@ -144,16 +190,142 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	if err := checkTransferFields(req, []string{"usdc"}); err != nil {
 		return err
 	}
-	if _, err := s.checkQuote(ctx, c, req, rc); err != nil {
+	if req.wallet != "" {
+		if !chain.IsEVMAddress(req.wallet) && !chain.IsSolanaAddress(req.wallet) {
+			return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits) or a Solana address (base58, 32 to 44 characters)")
+		}
+		if err := checkWalletNetwork(req.wallet, req.network); err != nil {
+			return err
+		}
+	}
+	q, err := s.checkQuote(ctx, c, req, rc)
+	if err != nil {
 		return err
 	}
 	if err := s.checkDepositOption(ctx, req); err != nil {
 		return err
 	}
-	return errTransfersUnavailable
+	t, err := s.createTransfer(ctx, c, req, rc, q, payoutv1.TransferV2)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v2View(t))
+	return nil
 }
 
-// handleConfirm serves POST /api/payouts/transfer/v2/confirm-transfer (spec 4.12).
+// v2CreateJSON is the v2 create response of spec 4.11.
+type v2CreateJSON struct {
+	TransferID     string           `json:"transfer_id"`
+	DepositAddress string           `json:"deposit_address"`
+	SourceToken    string           `json:"source_token"`
+	SourceNetwork  string           `json:"source_network"`
+	Amount         jsonDecimal      `json:"amount"`
+	Currency       string           `json:"currency"`
+	WalletAddress  string           `json:"wallet_address"`
+	Instructions   instructionsJSON `json:"instructions"`
+}
+
+type instructionsJSON struct {
+	SendAmount     jsonDecimal `json:"send_amount"`
+	SendToken      string      `json:"send_token"`
+	SendNetwork    string      `json:"send_network"`
+	DepositAddress string      `json:"deposit_address"`
+	Note           string      `json:"note"`
+}
+
+func v2View(t *payoutv1.Transfer) v2CreateJSON {
+	amount := fixed(mustDecimal(string(t.Spec.Amount)), 2)
+	return v2CreateJSON{
+		TransferID: t.Name, DepositAddress: t.Spec.DepositAddress,
+		SourceToken: string(t.Spec.SourceToken), SourceNetwork: string(t.Spec.SourceNetwork),
+		Amount: amount, Currency: string(t.Spec.Quote.TargetCurrency), WalletAddress: t.Spec.WalletAddress,
+		Instructions: instructionsJSON{
+			SendAmount: amount, SendToken: string(t.Spec.SourceToken), SendNetwork: string(t.Spec.SourceNetwork),
+			DepositAddress: t.Spec.DepositAddress,
+			Note: "Send exactly " + string(amount) + " " + strings.ToUpper(string(t.Spec.SourceToken)) + " on " + string(t.Spec.SourceNetwork) +
+				" to the deposit address, then confirm the transaction hash with POST /api/payouts/transfer/v2/confirm-transfer and transfer_id " +
+				t.Name + ". The address is shared by all v2 transfers: the hash is what matches your payment.",
+		},
+	}
+}
+
+// createTransfer creates the transfer: the name follows from the quote (so the quote is used
+// once: a second transfer on it fails the create with AlreadyExists), the customer_uuid is
+// claimed platform-wide first (409 when taken), and the recipient is read again past the cache
+// after the create so that a transfer racing with the recipient's deletion is stopped.
+func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferRequest, rc *payoutv1.Recipient,
+	q *payoutv1.Quote, method payoutv1.TransferMethod) (*payoutv1.Transfer, error) {
+	id := payoutv1.TransferNameForQuote(q.Name)
+	network, token := payoutv1.Network(req.network), payoutv1.Token(req.token)
+	t := &payoutv1.Transfer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(), Name: id,
+			Labels: map[string]string{payoutv1.RecipientLineageLabel: rc.Lineage()}},
+		Spec: payoutv1.TransferSpec{
+			Method: method, Account: c.Account.Name, QuoteID: q.Name,
+			Amount: payoutv1.USDAmount(req.amount.StringFixed(2)), RecipientID: rc.Spec.ID,
+			Recipient: payoutv1.RecipientSnapshot{ID: rc.Spec.ID, AccountHolderName: rc.Spec.AccountHolderName,
+				Currency: rc.Spec.Currency, Type: rc.Spec.Type, Country: rc.Spec.Country, Details: rc.Spec.Details},
+			Quote:        quoteSnapshot(q),
+			CustomerUUID: strings.ToLower(req.customerUUID), CustomerEmail: req.customerEmail,
+			SourceToken: token, SourceNetwork: network, WalletAddress: req.wallet, KeepRecipient: req.keepRecipient,
+		},
+	}
+	switch method {
+	case payoutv1.TransferV1:
+		addr, path, err := s.cfg.Deposits.V1Address(network, id)
+		if err != nil {
+			return nil, err
+		}
+		t.Spec.DepositAddress, t.Spec.DepositPath = addr, path
+		expires := metav1.NewTime(s.cfg.Clock.Now().Add(s.cfg.TransferExpiry))
+		t.Spec.ExpiresAt = &expires
+	case payoutv1.TransferV2:
+		addr, ok := s.cfg.Deposits.V2Address(network, token)
+		if !ok {
+			return nil, apierror.FieldErrorf("source_network", "%s on %s is unavailable at the moment (see GET /api/payouts/deposit-options)", token, network)
+		}
+		t.Spec.DepositAddress = addr
+	}
+
+	claim, err := s.claim(ctx, payoutv1.ClaimCustomerUUID, req.customerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
+	if apierrors.IsAlreadyExists(err) { // rule 7
+		return nil, apierror.Errorf(apierror.Conflict, "customer_uuid %s is already used by another transfer", req.customerUUID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.createOwned(ctx, c, t); err != nil {
+		s.release(ctx, claim)
+		if apierrors.IsAlreadyExists(err) {
+			return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+		}
+		return nil, err
+	}
+	// The recipient may have been deleted between the read of rule 5 and the create, and its
+	// deletion may have listed the transfers before this one existed: stop it here.
+	cur := &payoutv1.Recipient{}
+	if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur); err == nil && cur.Spec.Deactivated {
+		msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
+		if _, err := s.cancelTransfer(ctx, t, payoutv1.FailureRecipientDeleted, msg); err != nil {
+			return nil, err
+		}
+		return nil, apierror.FieldErrorf("recipientId", "recipient %d was deleted while the transfer was being created; the transfer %s is cancelled", rc.Spec.ID, id)
+	}
+	s.awaitCached(ctx, t)
+	return t, nil
+}
+
+func quoteSnapshot(q *payoutv1.Quote) payoutv1.QuoteSnapshot {
+	return payoutv1.QuoteSnapshot{
+		SourceAmount: q.Spec.SourceAmount, ProviderCharge: q.Spec.ProviderCharge, ServiceFeePercent: q.Spec.ServiceFeePercent,
+		ServiceFeeFixed: q.Spec.ServiceFeeFixed, TargetCurrency: q.Spec.TargetCurrency, USDToTargetRate: q.Spec.USDToTargetRate,
+		TargetAmount: q.Spec.TargetAmount, TransferFee: q.Spec.TransferFee, EstimatedDelivery: q.Spec.EstimatedDelivery,
+	}
+}
+
+// handleConfirm serves POST /api/payouts/transfer/v2/confirm-transfer (spec 4.12). The hash is
+// claimed platform-wide by the API server's atomic create (rule 1), then set once on the
+// transfer under its resourceVersion (rules 2 and 3); the transfer controller matches it.
 func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller) error {
 	b, err := decodeBody(r)
 	if err != nil {
@@ -173,27 +345,125 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 	if !chain.IsEVMTxHash(hash) && !chain.IsSolanaSignature(hash) {
 		return apierror.FieldErrorf("tx_hash", "must be an EVM transaction hash (0x and 64 hex digits) or a Solana signature (base58, 85 to 88 characters)")
 	}
-	t, err := s.findTransfer(r.Context(), id)
+	ctx := r.Context()
+	t, err := s.findTransfer(ctx, id)
 	if err != nil {
 		return err
 	}
 	if t.Namespace != c.Namespace() {
 		return apierror.Errorf(apierror.Forbidden, "transfer %s belongs to another account", id)
 	}
-	return errTransfersUnavailable
+	if t.Spec.Method != payoutv1.TransferV2 {
+		return apierror.FieldErrorf("transfer_id", "transfer %s is a v1 transfer: its deposit is detected without a confirmation", id)
+	}
+	solana := t.Spec.SourceNetwork == payoutv1.NetworkSolana
+	if solana != chain.IsSolanaSignature(hash) {
+		return apierror.FieldErrorf("tx_hash", "is not a transaction hash of %s", t.Spec.SourceNetwork)
+	}
+	hash = payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, hash)
+	if t.Spec.TxHash != "" {
+		return s.confirmed(w, t, hash)
+	}
+	if s.hashOfDeposit(ctx, hash) {
+		return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash)
+	}
+	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
+	claim, err := s.claim(ctx, payoutv1.ClaimTxHash, hash, holder)
+	if apierrors.IsAlreadyExists(err) {
+		// Ours when a confirmation of this very transfer was interrupted after the claim.
+		held := &payoutv1.Claim{}
+		if gerr := s.cfg.APIReader.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, hash)}, held); gerr != nil || held.Spec.Holder != holder {
+			return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash) // rule 1
+		}
+		claim, err = held, nil
+	}
+	if err != nil {
+		return err
+	}
+	var stored *payoutv1.Transfer
+	err = retryConflict(ctx, func() error {
+		cur := &payoutv1.Transfer{}
+		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); err != nil {
+			return err
+		}
+		if cur.Spec.TxHash != "" {
+			stored = cur
+			return nil
+		}
+		next := cur.DeepCopy()
+		next.Spec.TxHash = hash
+		if err := s.cfg.Client.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		stored = next
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if stored.Spec.TxHash != hash {
+		s.release(ctx, claim) // another hash won meanwhile: give ours back
+	}
+	s.awaitCached(ctx, stored)
+	return s.confirmed(w, stored, hash)
 }
 
-// errTransfersUnavailable answers a create request that passed every check while this
-// deployment cannot yet take deposits: nothing is created and no quote is spent.
-var errTransfersUnavailable = apierror.Errorf(apierror.NotImplemented, "transfer creation is not available on this deployment yet; nothing was created and the quote was not used")
+// confirmed answers a confirmation of t whose hash is set: the same hash is idempotent (rule 2)
+// and reports the current status, whatever it is (rule 4); another hash is a conflict (rule 3).
+func (s *Server) confirmed(w http.ResponseWriter, t *payoutv1.Transfer, hash string) error {
+	if t.Spec.TxHash != hash {
+		return apierror.Errorf(apierror.Conflict, "transfer %s is already confirmed with another transaction hash; a hash cannot be replaced", t.Name)
+	}
+	phase := transferPhase(t)
+	writeJSON(w, http.StatusOK, struct {
+		TransferID string `json:"transfer_id"`
+		Status     string `json:"status"`
+		Message    string `json:"message"`
+	}{t.Name, string(phase), confirmMessages[phase]})
+	return nil
+}
 
-// asForbiddenIfMissing turns "wallet required" into the 403 of the KYC rule, which comes before
-// any other processing (spec 4.10 rule 1).
-func asForbiddenIfMissing(err error, wallet string) error {
+// confirmMessages explain each status a confirmation can report.
+var confirmMessages = map[payoutv1.TransferPhase]string{
+	payoutv1.PhaseAwaitingDeposit: "Waiting for the deposit and its transaction hash.",
+	payoutv1.PhasePendingMatch:    "Transaction hash recorded; the deposit is being matched. The payout starts on its own.",
+	payoutv1.PhaseDepositSent:     "The deposit transaction was found and is waiting for confirmations.",
+	payoutv1.PhaseProcessing:      "Deposit received; the funds are being converted.",
+	payoutv1.PhaseTransferCreated: "The payout to the recipient has been created.",
+	payoutv1.PhaseCompleted:       "The payout was sent to the recipient.",
+	payoutv1.PhaseFailed:          "The transfer failed; see GET /api/payouts/transfer/{id} for the error.",
+	payoutv1.PhaseRefunded:        "The deposit was returned to the sender.",
+}
+
+// hashOfDeposit reports whether a deposit the chain watcher recorded (a v1 transfer's) has this
+// transaction hash: such a hash is linked to a transfer already (rule 1).
+func (s *Server) hashOfDeposit(ctx context.Context, hash string) bool {
+	list := &payoutv1.DepositList{}
+	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.DepositTxHash: strings.ToLower(hash)}); err != nil {
+		return false
+	}
+	return len(list.Items) > 0
+}
+
+// requireKYC applies the KYC wallet rule of transfers: on an account that requires KYC the wallet
+// must be given and verified for the account, before any other processing; a missing or
+// malformed wallet is not a verified one (403), and a verification service that cannot answer
+// fails closed (503).
+func (s *Server) requireKYC(ctx context.Context, c *Caller, wallet string) error {
 	if wallet == "" {
 		return apierror.Errorf(apierror.Forbidden, "wallet_address: a KYC-verified wallet is required on this account")
 	}
-	return err
+	if !chain.IsEVMAddress(wallet) && !chain.IsSolanaAddress(wallet) {
+		return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet is not KYC-verified for this account")
+	}
+	ok, err := s.cfg.KYC.Verified(ctx, c.Account.Name, wallet)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet is not KYC-verified for this account")
+	}
+	return nil
 }
 
 // screenWallet applies the risk screening of a sender wallet.
@@ -208,24 +478,56 @@ func (s *Server) screenWallet(ctx context.Context, wallet string) error {
 	return nil
 }
 
-// transferRecipient resolves recipientId: another account's recipient is 403 (rule 5), an
-// unknown or deleted one 400.
-func (s *Server) transferRecipient(ctx context.Context, c *Caller, req *transferRequest) (*payoutv1.Recipient, error) {
-	if !req.hasRecipient {
+// checkWalletNetwork refuses a wallet that cannot send on the network: deposits from it could
+// not be matched, nor refunds sent back.
+func checkWalletNetwork(wallet, network string) error {
+	ok := false
+	switch payoutv1.Network(network) {
+	case payoutv1.NetworkSolana:
+		ok = chain.IsSolanaAddress(wallet)
+	case payoutv1.NetworkTron:
+		ok = false // no Tron sender format is accepted at present
+	default:
+		ok = chain.IsEVMAddress(wallet)
+	}
+	if !ok {
+		return apierror.FieldErrorf("wallet_address", "%s is not an address on %s", wallet, network)
+	}
+	return nil
+}
+
+// transferRecipient resolves recipientId (rule 5): read past the cache in the caller's account,
+// since a recipient deleted a moment ago must not take a transfer; another account's recipient is
+// 403, an unknown one 404, a deleted one 400.
+func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*payoutv1.Recipient, error) {
+	id, ok, err := b.integer("recipientId")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, apierror.FieldErrorf("recipientId", "is required")
 	}
-	if req.recipientID <= 0 {
-		return nil, apierror.FieldErrorf("recipientId", "must be a recipient id (a positive integer)")
-	}
-	rc, err := s.findRecipient(ctx, c, strconv.FormatInt(req.recipientID, 10))
-	if apierror.CodeOf(err) == apierror.NotFound {
-		return nil, apierror.FieldErrorf("recipientId", "no recipient %d", req.recipientID)
+	name := strconv.FormatInt(id, 10)
+	rc := &payoutv1.Recipient{}
+	err = s.cfg.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: name}, rc)
+	if apierrors.IsNotFound(err) {
+		list := &payoutv1.RecipientList{}
+		if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: name}); err != nil {
+			return nil, err
+		}
+		if len(list.Items) > 0 {
+			return nil, apierror.Errorf(apierror.Forbidden, "recipient %d belongs to another account", id)
+		}
+		return nil, apierror.Errorf(apierror.NotFound, "recipient %d not found", id)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if rc.Spec.Deactivated {
-		return nil, apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers", req.recipientID)
+		if rc.Spec.ReplacedBy != nil {
+			return nil, apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d", id, *rc.Spec.ReplacedBy)
+		}
+		return nil, apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers", id)
 	}
 	return rc, nil
 }
@@ -262,7 +564,7 @@ func checkTransferFields(req *transferRequest, tokens []string) error {
 	return nil
 }
 
-// checkDepositOption refuses a token/network pair that is not offered or is switched off now
+// checkDepositOption refuses a token/network pair that is not offered or is unavailable now
 // (spec 2.3: unavailable options must not be used).
 func (s *Server) checkDepositOption(ctx context.Context, req *transferRequest) error {
 	opt := &payoutv1.DepositOption{}
@@ -280,8 +582,8 @@ func (s *Server) checkDepositOption(ctx context.Context, req *transferRequest) e
 }
 
 // checkQuote applies rule 6: the amount has at most 2 decimals and is inside the service's and
-// the account's bounds, the quote exists for this account, is unexpired and unused, prices the
-// recipient's currency, and matches the amount within 0.01.
+// the account's bounds; the quote exists for this account, is unexpired and unused, was priced
+// for the recipient's currency and type, delivers something, and matches the amount within 0.01.
 func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest, rc *payoutv1.Recipient) (*payoutv1.Quote, error) {
 	amount, err := pricing.ParseAmount("amount", req.amount.String())
 	if err != nil {
@@ -293,24 +595,57 @@ func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest
 	if _, err := uuid.Parse(req.quoteID); err != nil {
 		return nil, apierror.FieldErrorf("quote_id", "no such quote")
 	}
+	key := client.ObjectKey{Namespace: c.Namespace(), Name: strings.ToLower(req.quoteID)}
 	q := &payoutv1.Quote{}
-	err = s.cfg.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: strings.ToLower(req.quoteID)}, q)
+	// A quote is immutable and its single use is enforced by the transfer's create, so the cache
+	// serves; a quote made a moment ago on another replica is read past it.
+	err = s.cfg.Client.Get(ctx, key, q)
+	if apierrors.IsNotFound(err) {
+		err = s.cfg.APIReader.Get(ctx, key, q)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, apierror.FieldErrorf("quote_id", "no such quote for this account")
 	}
 	if err != nil {
 		return nil, err
 	}
+	used := &payoutv1.Transfer{}
+	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: payoutv1.TransferNameForQuote(q.Name)}, used); err == nil {
+		return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+	}
 	switch {
 	case !s.cfg.Clock.Now().Before(q.Spec.ExpiresAt.Time):
 		return nil, apierror.FieldErrorf("quote_id", "the quote expired; get a new quote")
 	case q.Spec.TargetCurrency != rc.Spec.Currency:
 		return nil, apierror.FieldErrorf("quote_id", "the quote is for %s but recipient %d is paid in %s", q.Spec.TargetCurrency, rc.Spec.ID, rc.Spec.Currency)
+	case !quoteFitsType(q.Spec.RecipientType, rc.Spec.Type):
+		return nil, apierror.FieldErrorf("quote_id", "the quote was priced for %s recipients but recipient %d is %s; get a quote with recipientType=%s",
+			recipientTypeText(q.Spec.RecipientType), rc.Spec.ID, rc.Spec.Type, rc.Spec.Type)
+	case !mustDecimal(string(q.Spec.TargetAmount)).IsPositive():
+		return nil, apierror.FieldErrorf("amount", "%s USD leaves nothing to pay out in %s after fees; send a larger amount", q.Spec.SourceAmount, q.Spec.TargetCurrency)
 	}
 	if amount.Sub(mustDecimal(string(q.Spec.SourceAmount))).Abs().GreaterThan(decimal.New(1, -2)) {
 		return nil, apierror.FieldErrorf("amount", "must equal the quoted amount %s within 0.01", q.Spec.SourceAmount)
 	}
 	return q, nil
+}
+
+// quoteFitsType: a quote for e-mail recipients has no transfer fee, so it pays e-mail
+// recipients only, and an e-mail recipient takes only such a quote; a quote priced for a named
+// bank account type pays that type.
+func quoteFitsType(quoted, recipient string) bool {
+	const email = "email_recipient"
+	if quoted == email || recipient == email {
+		return quoted == recipient
+	}
+	return quoted == "" || quoted == recipient
+}
+
+func recipientTypeText(t string) string {
+	if t == "" {
+		return "bank account"
+	}
+	return t
 }
 
 func contains(list []string, s string) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // transferJSON is the transfer of spec 2.5.
@@ -72,16 +73,22 @@ var statusLabels = map[payoutv1.TransferPhase]string{
 	payoutv1.PhaseRefunded:        "Refunded",
 }
 
+// transferPhase is the transfer's status now, derived from its facts and spec (so a hash set a
+// moment ago reads pending_match before the controller has written anything).
+func transferPhase(t *payoutv1.Transfer) payoutv1.TransferPhase { return transfer.Phase(t) }
+
 // lookupPhase is the status a lookup reports (spec 2.5 lists six): the v2 steps before the
-// deposit is received read as ready_to_process there; confirm-transfer reports them as they are.
+// deposit is received read as ready_to_process there, deposit_sent as processing;
+// confirm-transfer reports them as they are.
 func lookupPhase(t *payoutv1.Transfer) payoutv1.TransferPhase {
-	switch t.Status.Phase {
-	case "", payoutv1.PhaseAwaitingDeposit, payoutv1.PhasePendingMatch:
+	switch p := transferPhase(t); p {
+	case payoutv1.PhaseAwaitingDeposit, payoutv1.PhasePendingMatch:
 		return payoutv1.PhaseReadyToProcess
 	case payoutv1.PhaseDepositSent:
 		return payoutv1.PhaseProcessing
+	default:
+		return p
 	}
-	return t.Status.Phase
 }
 
 func transferView(t *payoutv1.Transfer) transferJSON {

@@ -129,18 +129,8 @@ var _ = Describe("ClaimReconciler", func() {
 })
 
 var _ = Describe("simple status controllers", func() {
-	It("derive recipients' activity, wallets' verification and deposit options' availability", func() {
+	It("derive wallets' verification and deposit options' availability", func() {
 		ns := namespace()
-		rc := testgen.Recipient(ns, 555, func(r *payoutv1.Recipient) { r.Spec.Deactivated = true })
-		Expect(env.Client.Create(ctx, rc)).To(Succeed())
-		rr := &statusReconciler[payoutv1.Recipient, *payoutv1.Recipient]{Client: env.Client, observe: observeRecipient}
-		_, err := rr.Reconcile(ctx, request(rc))
-		Expect(err).NotTo(HaveOccurred())
-		status, reason := readyOf(rc)
-		Expect(status).To(Equal(metav1.ConditionFalse))
-		Expect(reason).To(Equal(RecipientDeactivatedReason))
-		Expect(rc.Status.Active).To(BeFalse())
-
 		w := testgen.Wallet(ns, "0x8ba1f109551bD432803012645Ac136ddd64DBA72")
 		misnamed := testgen.Wallet(ns, "0x0000000000000000000000000000000000000001")
 		misnamed.Name = "w-wrong"
@@ -150,7 +140,7 @@ var _ = Describe("simple status controllers", func() {
 			_, err := wr.Reconcile(ctx, request(x))
 			Expect(err).NotTo(HaveOccurred())
 		}
-		status, reason = readyOf(w)
+		status, reason := readyOf(w)
 		Expect(status).To(Equal(metav1.ConditionTrue))
 		Expect(reason).To(Equal(WalletVerifiedReason))
 		_, reason = readyOf(misnamed)
@@ -174,7 +164,7 @@ var _ = Describe("simple status controllers", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o)).To(Succeed())
 		o.Spec.Enabled = false
 		Expect(env.Client.Update(ctx, o)).To(Succeed())
-		_, err = dr.Reconcile(ctx, request(o))
+		_, err := dr.Reconcile(ctx, request(o))
 		Expect(err).NotTo(HaveOccurred())
 		_, reason = readyOf(o)
 		Expect(reason).To(Equal(payoutv1.DepositOptionDisabledReason))

@@ -10,6 +10,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/fiat"
 )
 
 // Options configure the controllers.
@@ -21,6 +23,17 @@ type Options struct {
 	ClaimGrace time.Duration
 	// WatchedNetworks reports the networks this deployment detects deposits on.
 	WatchedNetworks func(payoutv1.Network) bool
+
+	// Provider pays fiat; required.
+	Provider fiat.Provider
+	// Notifier mails outcomes; nil sends no mail.
+	Notifier Notifier
+	// Chain looks up v2 transactions; nil leaves v2 transfers pending.
+	Chain chain.TxLookup
+	// V2 gives the fixed v2 deposit addresses.
+	V2 V2Addresses
+	// TransferWorkers is how many transfers are reconciled at once.
+	TransferWorkers int
 }
 
 // DefaultOptions are the production defaults.
@@ -30,6 +43,7 @@ func DefaultOptions() Options {
 		QuoteRetention:  10 * time.Minute,
 		ClaimGrace:      2 * time.Minute,
 		WatchedNetworks: func(payoutv1.Network) bool { return false },
+		TransferWorkers: 8,
 	}
 }
 
@@ -39,7 +53,6 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	steps := []func() error{
 		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },
-		func() error { return SetupRecipientController(mgr) },
 		func() error { return SetupWalletControllers(mgr) },
 		func() error { return SetupDepositOptionController(mgr, o.WatchedNetworks) },
 		func() error {
@@ -49,7 +62,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return (&ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Grace: o.ClaimGrace}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock}).SetupWithManager(mgr)
+			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,
+				Provider: o.Provider, Notifier: o.Notifier, Chain: o.Chain, V2: o.V2}).SetupWithManager(mgr, o.TransferWorkers)
 		},
 	}
 	for _, step := range steps {

@@ -13,6 +13,11 @@ const MaxRecipientID int64 = 1<<53 - 1
 // whichever of its ids the transfer was created with, with one label query past the cache.
 const RecipientLineageLabel = "payout.stablepay.dev/recipient-lineage"
 
+// RecipientDeletedAfterAnnotation marks a recipient the transfer controller deleted because a
+// transfer to it ended (spec 2.1); its value is that transfer's id. Unlike a DELETE through the
+// API, this deletion does not stop the recipient's other transfers in flight.
+const RecipientDeletedAfterAnnotation = "payout.stablepay.dev/deleted-after-transfer"
+
 // Lineage is the recipient's lineage label value: its own id for a recipient never updated.
 func (r *Recipient) Lineage() string {
 	if l := r.Labels[RecipientLineageLabel]; l != "" {
@@ -143,12 +148,9 @@ type RecipientSpec struct {
 	ReplacedBy *int64 `json:"replacedBy,omitempty"`
 }
 
-// RecipientStatus is the observed state of a recipient.
+// RecipientStatus is the observed state of a recipient. A recipient's state is its spec (active
+// until deactivated); no controller spends a write on mirroring it.
 type RecipientStatus struct {
-	// active is true while the recipient can take transfers (spec 2.1).
-	// +optional
-	Active bool `json:"active"`
-
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -171,7 +173,8 @@ type RecipientStatus struct {
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.currency`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Country",type=string,JSONPath=`.spec.country`
-// +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.status.active`
+// +kubebuilder:printcolumn:name="Deleted",type=boolean,JSONPath=`.spec.deactivated`
+// +kubebuilder:printcolumn:name="Replaced-By",type=integer,JSONPath=`.spec.replacedBy`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == string(self.spec.id)",message="a recipient is named by its id"
 type Recipient struct {

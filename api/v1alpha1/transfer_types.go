@@ -352,7 +352,7 @@ const (
 	NotificationFailed     NotificationKind = "Failed"
 )
 
-// NotificationRecord is an e-mail sent.
+// NotificationRecord is an e-mail sent (or given up on).
 type NotificationRecord struct {
 	// +required
 	Kind NotificationKind `json:"kind"`
@@ -367,6 +367,11 @@ type NotificationRecord struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	MessageID string `json:"messageID,omitempty"`
+	// failed says why the message could not be delivered (the mail server refused it for good);
+	// it is not tried again.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Failed string `json:"failed,omitempty"`
 }
 
 // StrayDeposit is a deposit to the transfer's address that was not used for it (a second

@@ -5,6 +5,7 @@ package index
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +22,8 @@ const (
 	TransferRecipient = "spec.recipientId"
 	// TransferDepositAddress indexes transfers by deposit address.
 	TransferDepositAddress = "spec.depositAddress"
+	// DepositTxHash indexes the chain watcher's deposits by lower-case transaction hash.
+	DepositTxHash = "spec.txHash"
 )
 
 // FieldIndexer is the part of a manager or cache that registers indexes.
@@ -44,6 +47,9 @@ func Register(ctx context.Context, indexer FieldIndexer) error {
 		}},
 		{&payoutv1.Transfer{}, TransferDepositAddress, func(o client.Object) []string {
 			return []string{payoutv1.NormalizeWallet(o.(*payoutv1.Transfer).Spec.DepositAddress)}
+		}},
+		{&payoutv1.Deposit{}, DepositTxHash, func(o client.Object) []string {
+			return []string{strings.ToLower(o.(*payoutv1.Deposit).Spec.TxHash)}
 		}},
 	} {
 		if err := indexer.IndexField(ctx, ix.obj, ix.field, ix.fn); err != nil {

@@ -98,7 +98,8 @@ func fuzzInput(s *bytesource) Input {
 		in.Provider = &ProviderPayout{Found: s.bool(), State: fuzzStates[s.pick(len(fuzzStates))], ProviderID: "po_9"}
 	}
 	in.Recipient.Deleted = s.bool()
-	in.Recipient.Known = !s.bool() || in.Recipient.Deleted
+	in.Recipient.Inactive = in.Recipient.Deleted || s.bool()
+	in.Recipient.Known = !s.bool() || in.Recipient.Inactive
 	if s.bool() {
 		in.Refund = &payoutv1.Refund{Status: payoutv1.RefundStatus{State: fuzzRefunds[s.pick(len(fuzzRefunds))], TxHash: "0xfeed"}}
 	}

@@ -64,13 +64,18 @@ type RecipientState struct {
 	Known bool
 	// ID of the newest recipient of the lineage.
 	ID int64
-	// Deleted: the newest recipient was deleted (deactivated, not replaced by an update).
+	// Inactive: the newest recipient takes no more transfers (deleted in any way).
+	Inactive bool
+	// Deleted: the recipient was deleted through the API (DELETE recipient), which stops its
+	// transfers in progress (spec 3.2). The automatic deletion after another transfer ended
+	// (spec 2.1) does not: it only tidies the saved recipient, and the transfers in flight pay
+	// out to their snapshot.
 	Deleted bool
 }
 
-// Active reports whether the recipient can still take transfers (and so would be deleted after
-// this transfer ends, unless keepRecipient).
-func (r RecipientState) Active() bool { return r.Known && !r.Deleted }
+// Active reports whether the recipient can still take transfers (and so is deleted after this
+// transfer ends, unless keepRecipient).
+func (r RecipientState) Active() bool { return r.Known && !r.Inactive }
 
 // CurrentPayoutIntent is the payout intent as stored: set only when the intent has been
 // persisted, which is the condition for any call to the provider.

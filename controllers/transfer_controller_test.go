@@ -1,0 +1,365 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
+	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/internal/transfer"
+)
+
+// The transfer controller's tests run Reconcile directly against the real API server and the
+// simulated bank over HTTP, and assert the stored transfer and the bank's ledger.
+
+const bankToken = "test-bank-token"
+
+// startBank starts a simulated bank for one test and a Wise-style client of it.
+func startBank(faults simbank.Faults) (*simbank.Server, fiat.Provider) {
+	GinkgoHelper()
+	bank, err := simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: GinkgoT().TempDir(), SettleAfter: 200 * time.Millisecond, Token: bankToken, Faults: faults})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(bank.Close)
+	cfg := wise.DefaultConfig()
+	cfg.BaseURL, cfg.Token, cfg.ProfileID, cfg.Name = bank.URL(), bankToken, 1, "simbank"
+	cfg.Timeout, cfg.Retries, cfg.RetryBackoff = 2*time.Second, 0, 10*time.Millisecond
+	p, err := wise.New(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	return bank, p
+}
+
+// mailLog is the Notifier of these tests: it records what would be mailed. (The SMTP round
+// trip is tested in internal/notify against a real SMTP server.)
+type mailLog struct {
+	mu   sync.Mutex
+	sent []string
+	fail error
+}
+
+func (m *mailLog) Notify(_ context.Context, kind payoutv1.NotificationKind, t *payoutv1.Transfer) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return "", m.fail
+	}
+	m.sent = append(m.sent, t.Name+"/"+string(kind))
+	return "<" + t.Name + "." + string(kind) + "@test>", nil
+}
+func (m *mailLog) Permanent(error) bool { return false }
+func (m *mailLog) all() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.sent...)
+}
+
+type fixedV2 string
+
+func (a fixedV2) V2Address(payoutv1.Network, payoutv1.Token) (string, bool) { return string(a), true }
+
+type transferFixture struct {
+	r    *TransferReconciler
+	bank *simbank.Server
+	mail *mailLog
+	ns   string
+	rc   *payoutv1.Recipient
+	// blocks numbers the deposits in the order the test makes them
+	blocks int64
+}
+
+func newTransferFixture(holder string, faults simbank.Faults) *transferFixture {
+	GinkgoHelper()
+	bank, provider := startBank(faults)
+	f := &transferFixture{bank: bank, mail: &mailLog{}, ns: namespace()}
+	f.r = &TransferReconciler{Client: env.Client, Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{},
+		Provider: provider, Notifier: f.mail, V2: fixedV2("0x00000000000000000000000000000000000000f2"), MailRetry: time.Second}
+	f.rc = testgen.Recipient(f.ns, 123456789, func(r *payoutv1.Recipient) {
+		r.Spec.AccountHolderName = holder
+		r.Labels = map[string]string{payoutv1.RecipientLineageLabel: "123456789"}
+	})
+	Expect(env.Client.Create(ctx, f.rc)).To(Succeed())
+	return f
+}
+
+func (f *transferFixture) transfer(id string, mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
+	GinkgoHelper()
+	t := testgen.Transfer(f.ns, id, append([]func(*payoutv1.Transfer){func(t *payoutv1.Transfer) {
+		t.Labels = map[string]string{payoutv1.RecipientLineageLabel: "123456789"}
+		t.Spec.Recipient.AccountHolderName = f.rc.Spec.AccountHolderName
+		expires := metav1.NewTime(time.Now().Add(time.Hour))
+		t.Spec.ExpiresAt = &expires
+	}}, mods...)...)
+	Expect(env.Client.Create(ctx, t)).To(Succeed())
+	return t
+}
+
+// deposit records a deposit for t as the chain watcher does.
+func (f *transferFixture) deposit(t *payoutv1.Transfer, amount string) {
+	GinkgoHelper()
+	f.blocks++
+	tx := fmt.Sprintf("0x%064x", time.Now().UnixNano())
+	Expect(env.Client.Create(ctx, &payoutv1.Deposit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: payoutv1.DepositName(t.Spec.SourceNetwork, tx, 0),
+			Labels: map[string]string{payoutv1.DepositTransferLabel: t.Name}},
+		Spec: payoutv1.DepositSpec{Transfer: t.Name, Network: t.Spec.SourceNetwork, Token: t.Spec.SourceToken, Contract: "0xc0ffee",
+			To: strings.ToLower(t.Spec.DepositAddress), From: strings.ToLower(t.Spec.WalletAddress), Amount: amount, TxHash: tx,
+			BlockNumber: 100 + f.blocks, BlockHash: "0xbb", BlockTime: metav1.Now(), Confirmations: 3},
+	})).To(Succeed())
+}
+
+// reconcile runs one pass and returns the stored transfer.
+func (f *transferFixture) reconcile(t *payoutv1.Transfer) *payoutv1.Transfer {
+	GinkgoHelper()
+	_, err := f.r.Reconcile(ctx, request(t))
+	Expect(err).NotTo(HaveOccurred())
+	got := &payoutv1.Transfer{}
+	Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
+	return got
+}
+
+// until reconciles until the transfer reaches phase (the bank settles in its own time).
+func (f *transferFixture) until(t *payoutv1.Transfer, phase payoutv1.TransferPhase) *payoutv1.Transfer {
+	GinkgoHelper()
+	var got *payoutv1.Transfer
+	Eventually(func() payoutv1.TransferPhase {
+		_, err := f.r.Reconcile(ctx, request(t))
+		Expect(err).NotTo(HaveOccurred())
+		got = &payoutv1.Transfer{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
+		return got.Status.Phase
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(phase))
+	return got
+}
+
+func (f *transferFixture) recipientDeleted() bool {
+	GinkgoHelper()
+	rc := &payoutv1.Recipient{}
+	Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.rc), rc)).To(Succeed())
+	return rc.Spec.Deactivated
+}
+
+func sentEntries(bank *simbank.Server, reference string) (all, sent int) {
+	for _, e := range bank.Ledger() {
+		if e.Reference == reference {
+			all++
+			if e.SentAt != nil {
+				sent++
+			}
+		}
+	}
+	return all, sent
+}
+
+var _ = Describe("TransferReconciler", func() {
+	It("takes a v1 transfer from its deposit to a completed payout, once", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0001")
+		got := f.reconcile(t)
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseReadyToProcess))
+		Expect(got.Status.History).To(HaveLen(1))
+		Expect(got.Status.Payout).To(BeNil())
+
+		f.deposit(t, "25000000")
+		got = f.reconcile(t)
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseProcessing))
+		Expect(got.Status.Payout.State).To(Equal(payoutv1.PayoutRequested), "the intent is stored before the bank is called")
+		all, _ := sentEntries(f.bank, t.Name)
+		Expect(all).To(BeZero(), "no call to the bank in the pass that records the intent")
+
+		got = f.reconcile(t)
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseTransferCreated))
+		Expect(got.Status.Payout.ProviderID).NotTo(BeEmpty())
+
+		got = f.until(t, payoutv1.PhaseCompleted)
+		Expect(got.Status.Payout.TargetAmount).To(Equal(payoutv1.Decimal("21.56")))
+		Expect(f.recipientDeleted()).To(BeTrue(), "the recipient is deleted after the transfer ends")
+		Expect(f.mail.all()).To(ConsistOf(t.Name + "/PayoutSent"))
+		Expect(got.Status.Notifications).To(HaveLen(1))
+		phases := []payoutv1.TransferPhase{}
+		for _, h := range got.Status.History {
+			phases = append(phases, h.Status)
+		}
+		Expect(phases).To(Equal([]payoutv1.TransferPhase{payoutv1.PhaseReadyToProcess, payoutv1.PhaseProcessing,
+			payoutv1.PhaseTransferCreated, payoutv1.PhaseCompleted}))
+
+		for range 3 {
+			f.reconcile(t)
+		}
+		all, sent := sentEntries(f.bank, t.Name)
+		Expect([]int{all, sent}).To(Equal([]int{1, 1}), "one payout in the bank's ledger, sent once")
+		Expect(f.mail.all()).To(HaveLen(1), "each outcome is mailed once")
+		for _, e := range f.bank.Ledger() {
+			if e.Reference == t.Name {
+				Expect(e.TargetAmount.String()).To(Equal("21.56"))
+				Expect(e.TargetCurrency).To(Equal("EUR"))
+			}
+		}
+	})
+
+	It("asks the bank by reference after a lost answer and never pays twice", func() {
+		// The bank makes the transfer and funds it, but every answer to the create is lost on the
+		// way, as if the controller crashed right after calling.
+		f := newTransferFixture("Jane Doe", simbank.Faults{DropRate: 1, Ops: []string{simbank.OpTransfer, simbank.OpFund}})
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0002")
+		f.deposit(t, "25000000")
+		f.reconcile(t)
+		// The transfer's create is lost, then its funding: each pass asks the bank by reference
+		// first and carries on from what the bank holds.
+		for _, step := range []string{"/v1/transfers", "/payments"} {
+			_, err := f.r.Reconcile(ctx, request(t))
+			Expect(err).To(MatchError(ContainSubstring(step)), "the lost answer is an error; the transfer waits")
+		}
+		Expect(f.bank.FaultCounts().Drops).To(Equal(2))
+		f.bank.SetFaults(simbank.Faults{})
+		got := f.until(t, payoutv1.PhaseCompleted)
+		Expect(got.Status.Failure).To(BeNil())
+		all, sent := sentEntries(f.bank, t.Name)
+		Expect([]int{all, sent}).To(Equal([]int{1, 1}))
+		for _, e := range f.bank.Ledger() {
+			if e.Reference == t.Name {
+				Expect(e.Fundings).To(Equal(1), "funded once")
+			}
+		}
+	})
+
+	It("fails a payout the bank rejects, pays nothing and keeps the deposit refundable", func() {
+		f := newTransferFixture("Simulated Failure", simbank.Faults{})
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0003")
+		f.deposit(t, "25000000")
+		got := f.until(t, payoutv1.PhaseFailed)
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailurePayoutRejected))
+		Expect(got.Status.Failure.Message).NotTo(BeEmpty())
+		Expect(got.Status.Deposit.ConfirmedAt).NotTo(BeNil())
+		_, sent := sentEntries(f.bank, t.Name)
+		Expect(sent).To(BeZero())
+		Expect(f.recipientDeleted()).To(BeTrue())
+		Expect(f.mail.all()).To(ConsistOf(t.Name + "/Failed"))
+
+		// an operator's refund, once at depth, makes it refunded
+		rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name}, Spec: payoutv1.RefundSpec{Transfer: t.Name}}
+		Expect(env.Client.Create(ctx, rf)).To(Succeed())
+		at := metav1.Now()
+		rf.Status = payoutv1.RefundStatus{State: payoutv1.RefundConfirmed, TxHash: "0x" + strings.Repeat("ef", 32), Amount: "25000000",
+			To: got.Status.Deposit.From, ConfirmedAt: &at}
+		Expect(env.Client.Status().Update(ctx, rf)).To(Succeed())
+		got = f.reconcile(t)
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseRefunded))
+		Expect(got.Status.Refund.TxHash).To(Equal(rf.Status.TxHash))
+	})
+
+	It("stops a cancelled transfer before its payout, and never after", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		cancel := func(t *payoutv1.Transfer) {
+			GinkgoHelper()
+			cur := &payoutv1.Transfer{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), cur)).To(Succeed())
+			next := cur.DeepCopy()
+			next.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, Message: "recipient 123456789 was deleted", RequestedAt: metav1.Now()}
+			Expect(env.Client.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+		}
+		early := f.transfer("aaaaaaaaaaaaaaaaaaaa0004")
+		f.deposit(early, "25000000")
+		cancel(early)
+		got := f.reconcile(early)
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Expect(got.Status.Payout).To(BeNil())
+		Expect(got.Status.Deposit).NotTo(BeNil(), "the deposit is recorded, refundable")
+		f.reconcile(early)
+		all, _ := sentEntries(f.bank, early.Name)
+		Expect(all).To(BeZero())
+
+		// A payout intent stored first: the facade's cancellation request is refused (its write
+		// conflicts or finds the intent), and the payout completes.
+		late := f.transfer("aaaaaaaaaaaaaaaaaaaa0005")
+		f.deposit(late, "25000000")
+		stored := f.reconcile(late)
+		Expect(stored.Status.Payout).NotTo(BeNil())
+		Expect(transfer.Cancellable(stored)).To(BeFalse())
+		got = f.until(late, payoutv1.PhaseCompleted)
+		Expect(got.Status.Failure).To(BeNil())
+	})
+
+	It("fails short, wrong-token and late deposits without paying, and keeps the extra deposits", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		short := f.transfer("aaaaaaaaaaaaaaaaaaaa0006")
+		f.deposit(short, "24000000")
+		Expect(f.reconcile(short).Status.Failure.Reason).To(Equal(payoutv1.FailureDepositShort))
+
+		usdt := f.transfer("aaaaaaaaaaaaaaaaaaaa0007", func(t *payoutv1.Transfer) { t.Spec.SourceToken = payoutv1.TokenUSDT; t.Spec.SourceNetwork = payoutv1.NetworkEthereum })
+		dep := &payoutv1.Transfer{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(usdt), dep)).To(Succeed())
+		dep.Spec.SourceToken = payoutv1.TokenUSDC // the deposit is USDC on a USDT transfer
+		f.deposit(dep, "25000000")
+		Expect(f.reconcile(usdt).Status.Failure.Reason).To(Equal(payoutv1.FailureDepositWrongToken))
+
+		twice := f.transfer("aaaaaaaaaaaaaaaaaaaa0008")
+		f.deposit(twice, "25000000")
+		f.deposit(twice, "5000000")
+		got := f.reconcile(twice)
+		Expect(got.Status.Payout).NotTo(BeNil())
+		Expect(got.Status.StrayDeposits).To(HaveLen(1))
+		Expect(got.Status.StrayDeposits[0].Amount).To(Equal("5000000"))
+
+		for _, t := range []*payoutv1.Transfer{short, usdt} {
+			all, _ := sentEntries(f.bank, t.Name)
+			Expect(all).To(BeZero(), t.Name)
+		}
+	})
+
+	It("lets a recipient's automatic deletion spare its other transfers, and a deletion through the API stop them", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		first, second := f.transfer("aaaaaaaaaaaaaaaaaaaa0010"), f.transfer("aaaaaaaaaaaaaaaaaaaa0011")
+		f.deposit(first, "25000000")
+		f.until(first, payoutv1.PhaseCompleted)
+		rc := &payoutv1.Recipient{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.rc), rc)).To(Succeed())
+		Expect(rc.Spec.Deactivated).To(BeTrue())
+		Expect(rc.Annotations).To(HaveKeyWithValue(payoutv1.RecipientDeletedAfterAnnotation, first.Name))
+		f.deposit(second, "25000000")
+		Expect(f.until(second, payoutv1.PhaseCompleted).Status.Failure).To(BeNil(), "pays out to its snapshot")
+
+		// A transfer created while its recipient was being deleted through the API, which the
+		// deletion's cancellation did not see: the controller stops it before any payout.
+		g := newTransferFixture("Jane Doe", simbank.Faults{})
+		escaped := g.transfer("aaaaaaaaaaaaaaaaaaaa0012")
+		g.deposit(escaped, "25000000")
+		mutateRecipient := g.rc.DeepCopy()
+		mutateRecipient.Spec.Deactivated = true
+		Expect(env.Client.Patch(ctx, mutateRecipient, client.MergeFrom(g.rc))).To(Succeed())
+		got := g.reconcile(escaped)
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Expect(got.Status.Payout).To(BeNil())
+	})
+
+	It("delays a mail the server cannot take, never the transfer", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		f.mail.fail = fmt.Errorf("connection refused")
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0009")
+		f.deposit(t, "25000000")
+		got := f.until(t, payoutv1.PhaseCompleted)
+		Expect(got.Status.Notifications).To(BeEmpty())
+		res, err := f.r.Reconcile(ctx, request(t))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(Equal(time.Second), "the mail is tried again later")
+		f.mail.mu.Lock()
+		f.mail.fail = nil
+		f.mail.mu.Unlock()
+		got = f.reconcile(t)
+		Expect(got.Status.Notifications).To(HaveLen(1))
+		Expect(f.mail.all()).To(HaveLen(1))
+		Expect(strconv.Itoa(len(got.Status.History))).To(Equal("4"))
+	})
+})
