@@ -298,7 +298,10 @@ var _ = Describe("TransferReconciler", func() {
 		f.deposit(short, "24000000")
 		Expect(f.reconcile(short).Status.Failure.Reason).To(Equal(payoutv1.FailureDepositShort))
 
-		usdt := f.transfer("aaaaaaaaaaaaaaaaaaaa0007", func(t *payoutv1.Transfer) { t.Spec.SourceToken = payoutv1.TokenUSDT; t.Spec.SourceNetwork = payoutv1.NetworkEthereum })
+		usdt := f.transfer("aaaaaaaaaaaaaaaaaaaa0007", func(t *payoutv1.Transfer) {
+			t.Spec.SourceToken = payoutv1.TokenUSDT
+			t.Spec.SourceNetwork = payoutv1.NetworkEthereum
+		})
 		dep := &payoutv1.Transfer{}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(usdt), dep)).To(Succeed())
 		dep.Spec.SourceToken = payoutv1.TokenUSDC // the deposit is USDC on a USDT transfer

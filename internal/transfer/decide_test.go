@@ -88,7 +88,7 @@ func withProvider(state payoutv1.PayoutState, msg string) func(*Input) {
 	}
 }
 func recipientDeleted(in *Input) { in.Recipient.Deleted, in.Recipient.Inactive = true, true }
-func recipientTidied(in *Input) { in.Recipient.Inactive = true }
+func recipientTidied(in *Input)  { in.Recipient.Inactive = true }
 
 // walk runs a transfer through inputs in order, storing each decision, and returns the last.
 func walk(t *payoutv1.Transfer, ins ...func(*payoutv1.Transfer) Input) (*payoutv1.Transfer, Decision) {
