@@ -35,7 +35,7 @@ func FromTransfer(t *payoutv1.Transfer) (Transfer, error) {
 			Account:    accountOf(r.Type, r.Details),
 		},
 		Status:            string(t.Status.Phase),
-		Error:             t.Status.Error,
+		Error:             t.Status.ErrorText(),
 		CreatedAt:         t.CreationTimestamp.Time,
 		EstimatedDelivery: t.Spec.Quote.EstimatedDelivery.Time,
 	}

@@ -17,7 +17,7 @@ func TestFromTransfer(t *testing.T) {
 	tr := testgen.Transfer("acme", "0a1b2c3d4e5f60718293a4b5", func(t *payoutv1.Transfer) {
 		t.CreationTimestamp = testgen.Epoch
 		t.Status.Phase = payoutv1.PhaseFailed
-		t.Status.Error = "rejected by the recipient's bank"
+		t.Status.Failure = &payoutv1.TransferFailure{Reason: payoutv1.FailurePayoutRejected, Message: "rejected by the recipient's bank", At: failedAt}
 		t.Status.History = []payoutv1.StatusChange{
 			{Status: payoutv1.PhaseReadyToProcess, At: testgen.Epoch},
 			{Status: payoutv1.PhaseFailed, At: failedAt},
@@ -29,7 +29,7 @@ func TestFromTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.ID != tr.Name || got.AmountUSD.String() != "25" || got.TargetCurrency != string(tr.Spec.Quote.TargetCurrency) ||
-		got.Status != "failed" || got.Error != tr.Status.Error || !got.UpdatedAt.Equal(failedAt.Time) ||
+		got.Status != "failed" || got.Error != tr.Status.ErrorText() || !got.UpdatedAt.Equal(failedAt.Time) ||
 		got.Recipient.HolderName != "Jane Doe" || got.Recipient.Account != "DE89370400440532013000" {
 		t.Errorf("FromTransfer = %+v", got)
 	}
