@@ -208,6 +208,27 @@ var _ = Describe("CEL and schema rules", func() {
 		}))
 	})
 
+	It("takes a quote with a provider charge or a fixed fee unless it is a v2-offloader quote", func() {
+		charge, fixed, zero := payoutv1.Decimal("3.00"), payoutv1.Decimal("2.50"), payoutv1.Decimal("0.00")
+		// v2Offloader is omitted when false: the rule must not read it without has()
+		q := testgen.Quote(ns, "11111111-2222-4333-8444-888888888881", func(q *payoutv1.Quote) {
+			q.Spec.ProviderCharge, q.Spec.ServiceFeeFixed = &charge, &fixed
+		})
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888882", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ServiceFeeFixed = true, &zero
+		})
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888883", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ProviderCharge = true, &charge
+		})
+		expectInvalid(env.Client.Create(ctx, q), "v2-offloader quotes carry no provider charge and no fixed fee")
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888884", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ServiceFeeFixed = true, &fixed
+		})
+		expectInvalid(env.Client.Create(ctx, q), "v2-offloader quotes carry no provider charge and no fixed fee")
+	})
+
 	It("keeps the fee breakdown whole", func() {
 		q := testgen.Quote(ns, "11111111-2222-4333-8444-777777777777", func(q *payoutv1.Quote) { q.Spec.FeeFxAmount = nil })
 		expectInvalid(env.Client.Create(ctx, q), "the fee breakdown is present or absent as a whole")
