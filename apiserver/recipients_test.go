@@ -329,6 +329,43 @@ var _ = Describe("sanctions screening (spec 4.5 rule 3, 4.7)", func() {
 		Expect(acct.c.post("/api/payouts/recipients", business("FR", "Paris", "1 Rue de Rivoli", "75001")).status).To(Equal(201))
 	})
 
+	It("takes an optional address on a person's iban, sort_code and philippines recipient and screens with it", func() {
+		acct := newAccount()
+		// spec 2.1.1 lists legalType and the account fields alone: a business needs no address
+		biz := obj{"currency": "EUR", "type": "iban", "accountHolderName": "Business Holder", "details": obj{"legalType": "BUSINESS", "iban": "DE89370400440532013000"}}
+		m := acct.create(biz)
+		sameJSON(m["details"], biz["details"])
+		Expect(m["country"]).To(Equal("DE"), "the IBAN's country")
+		person := func(details obj) obj {
+			return obj{"currency": "EUR", "type": "iban", "accountHolderName": "Mounir El Motassadeq", "details": details}
+		}
+		withAddress := func(country, city, street, post string) obj {
+			return person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000",
+				"address": obj{"country": country, "city": city, "firstLine": street, "postCode": post}})
+		}
+		// the SDN record has an address: without one on the recipient, the name alone decides
+		Expect(errorText(acct.c.post("/api/payouts/recipients", person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000"})), 403)).To(ContainSubstring("sanctions"))
+		// with one, it is weighed (spec 4.5 rule 3): another country and street clear the holder
+		fr := withAddress("FR", "Paris", "1 Rue de Rivoli", "75001")
+		m = acct.create(fr)
+		Expect(m["country"]).To(Equal("FR"), "details.address.country")
+		sameJSON(m["details"], fr["details"])
+		errorText(acct.c.post("/api/payouts/recipients", withAddress("DE", "Hamburg", "Goschenstasse 13", "21073")), 403)
+
+		for _, body := range []obj{
+			{"currency": "GBP", "type": "sort_code", "accountHolderName": "Sort Person", "details": obj{"legalType": "PRIVATE", "sortCode": "040075", "accountNumber": "37618166", "address": obj{"country": "GB", "city": "London"}}},
+			{"currency": "GBP", "type": "sort_code", "accountHolderName": "Sort Business", "details": obj{"legalType": "BUSINESS", "sortCode": "040075", "accountNumber": "37618166"}},
+			{"currency": "PHP", "type": "philippines", "accountHolderName": "Peso Person", "details": obj{"legalType": "PRIVATE", "bankCode": "BDO", "accountNumber": "001234567890", "address": obj{"country": "PH"}}},
+			{"currency": "PHP", "type": "philippines", "accountHolderName": "Peso Business", "details": obj{"legalType": "BUSINESS", "bankCode": "BDO", "accountNumber": "001234567890"}},
+		} {
+			sameJSON(acct.create(body)["details"], body["details"])
+		}
+		noCountry := person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": obj{"city": "Paris"}})
+		Expect(errorText(acct.c.post("/api/payouts/recipients", noCountry), 400)).To(HavePrefix("details.address.country"))
+		alpha3 := person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": obj{"country": "FRA"}})
+		Expect(errorText(acct.c.post("/api/payouts/recipients", alpha3), 400)).To(HavePrefix("details.address.country"))
+	})
+
 	It("fails closed with 503 when the screening data cannot be loaded", func() {
 		cfg := baseCfg
 		cfg.Sanctions = sanctions.NewScreener(func() (*sanctions.List, error) { return nil, errors.New("no data") })

@@ -235,8 +235,21 @@ func exampleDetails(descriptor map[string]any, legalType string) obj {
 	return d
 }
 
+// addressOptional reports whether a descriptor lists an address none of whose fields is required.
+func addressOptional(descriptor map[string]any) bool {
+	for _, g := range descriptor["fields"].([]any) {
+		for _, f := range g.(map[string]any)["group"].([]any) {
+			field := f.(map[string]any)
+			if strings.HasPrefix(field["key"].(string), "address.") && field["required"] == true {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 var _ = Describe("every recipient variant, stored on the real API server (spec 2.1, 4.5)", func() {
-	It("creates a recipient of each account type of each currency, as a person and as a business, and an e-mail recipient", func() {
+	It("creates a recipient of each account type of each currency, as a person and as a business, with and without an optional address, and an e-mail recipient", func() {
 		s := openServer(baseCfg, unlimited)
 		acct := newAccount()
 		c := acct.c.on(s)
@@ -256,9 +269,21 @@ var _ = Describe("every recipient variant, stored on the real API server (spec 2
 						obj{"type": typ, "details": obj{"legalType": lt, "address": obj{"country": "US"}}})
 					Expect(refreshed.status).To(Equal(200), "%s", refreshed)
 					for _, rd := range refreshed.json()["data"].([]any) {
-						if rd.(map[string]any)["type"] == typ {
-							variants = append(variants, variant{cur + " " + typ + " " + lt, obj{"currency": cur, "type": typ,
-								"accountHolderName": "Variant Holder", "details": exampleDetails(rd.(map[string]any), lt)}})
+						if rd.(map[string]any)["type"] != typ {
+							continue
+						}
+						details := exampleDetails(rd.(map[string]any), lt)
+						variants = append(variants, variant{cur + " " + typ + " " + lt, obj{"currency": cur, "type": typ,
+							"accountHolderName": "Variant Holder", "details": details}})
+						if _, ok := details["address"]; ok && addressOptional(rd.(map[string]any)) {
+							bare := obj{}
+							for k, v := range details {
+								if k != "address" {
+									bare[k] = v
+								}
+							}
+							variants = append(variants, variant{cur + " " + typ + " " + lt + " without address", obj{"currency": cur, "type": typ,
+								"accountHolderName": "Variant Holder", "details": bare}})
 						}
 					}
 				}

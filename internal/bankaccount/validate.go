@@ -60,6 +60,11 @@ func (c *Catalog) Validate(currency, accountType string, details map[string]any)
 	if err := o.checkApplicable(values, objects); err != nil {
 		return nil, err
 	}
+	// Spec 2.1.1: whenever details.address is present, its country is required, also where
+	// the address itself is optional.
+	if objects[addressObject] && values[addressObject+".country"] == "" {
+		return nil, apierror.FieldErrorf("details.address.country", "required whenever details.address is given: an ISO 3166-1 alpha-2 code such as US")
+	}
 	for _, g := range o.groups {
 		for _, f := range g.fields {
 			if !f.RefreshRequirementsOnChange && f.active(values) {
@@ -251,6 +256,9 @@ func validateEmailRecipient(details map[string]any) (*Details, error) {
 	}
 	return &Details{Currency: "EUR", Type: EmailRecipientType}, nil
 }
+
+// addressObject is the key of the postal address in details (spec 2.1.1).
+const addressObject = "address"
 
 // stringValues reads details leniently for Refresh: only string values count.
 func stringValues(details map[string]any) map[string]string {
