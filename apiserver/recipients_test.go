@@ -144,6 +144,34 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(list.Items).To(BeEmpty())
 	})
 
+	It("reads null as absent and refuses a duplicate key inside details", func() {
+		// null is "not given" in details, as validation reads it (spec 2.1.1)
+		m := acct.create(obj{"currency": "EUR", "type": "iban", "accountHolderName": "Null Address",
+			"details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": nil}})
+		Expect(m["details"]).To(Equal(map[string]any{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}))
+		Expect(m["country"]).To(Equal("DE"))
+		m = acct.create(obj{"currency": "USD", "type": "aba", "accountHolderName": "Null State",
+			"details": obj{"legalType": "PRIVATE", "abartn": "026009593", "accountNumber": "12345678", "accountType": "CHECKING",
+				"address": obj{"country": "DE", "city": "Berlin", "firstLine": "Unter den Linden 1", "postCode": "10117", "state": nil}}})
+		Expect(m["details"].(map[string]any)["address"]).To(Equal(map[string]any{"country": "DE", "city": "Berlin", "firstLine": "Unter den Linden 1", "postCode": "10117"}))
+		noAddress := abaBody("Null Aba", "US")
+		noAddress["details"].(obj)["address"] = nil
+		Expect(errorText(acct.c.post("/api/payouts/recipients", noAddress), 400)).To(HavePrefix("details.address.country"))
+
+		// a duplicate key is a 400 at any depth (README: request bodies), never last-one-wins
+		dup := `{"currency":"EUR","type":"iban","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","iban":"DE89370400440532013000","iban":"GB29NWBK60161331926819"}}`
+		Expect(errorText(acct.c.post("/api/payouts/recipients", dup), 400)).To(Equal("details.iban: appears more than once"))
+		nested := `{"currency":"USD","type":"aba","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","abartn":"026009593","accountNumber":"12345678","accountType":"CHECKING",` +
+			`"address":{"country":"US","city":"New York","firstLine":"1 Main Street","postCode":"10001","state":"NY","city":"Boston"}}}`
+		Expect(errorText(acct.c.post("/api/payouts/recipients", nested), 400)).To(Equal("details.address.city: appears more than once"))
+		id := idOf(acct.create(ibanBody("Dup Patch")))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), `{"details":{"legalType":"PRIVATE","legalType":"BUSINESS","iban":"DE89370400440532013000"}}`), 400)).
+			To(Equal("details.legalType: appears more than once"))
+		refresh := `{"type":"iban","details":{"legalType":"PRIVATE","legalType":"BUSINESS"}}`
+		Expect(errorText(acct.c.post("/api/payouts/account-requirements?currency=EUR", refresh), 400)).To(Equal("details.legalType: appears more than once"))
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(3))
+	})
+
 	It("updates under a new id, keeping the stored country, and retires the old one", func() {
 		body := abaBody("Patch Holder", "US")
 		id := idOf(acct.create(body))
