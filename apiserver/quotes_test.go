@@ -80,6 +80,23 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		Expect(errorText(v2.c.get(quotePath("EUR", "30.00", "v2_offloader", "maybe")), 400)).To(HavePrefix("v2_offloader"))
 	})
 
+	It("prices a service fee just below 100% without an internal error", func() {
+		pct := payoutv1.Decimal("99.99")
+		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct; a.Spec.V2FeeStructure = true })
+		fee := acct.c.get("/api/payouts/fee?amount=20.00")
+		Expect(fee.status).To(Equal(200), "%s", fee)
+		Expect(fee.body).To(MatchJSON(`{"svcFee":20.00,"svcFeePercentage":99.99}`))
+		for _, extra := range [][]string{nil, {"v2_offloader", "true"}} {
+			r := acct.c.get(quotePath("EUR", "20.00", extra...))
+			Expect(r.status).To(Equal(200), "%s", r)
+			Expect(dec(r.json()["quote"].(map[string]any)["targetAmount"]).IsZero()).To(BeTrue(), "the fees take everything")
+		}
+		// the configuration refuses what pricing cannot take
+		hundred := payoutv1.Decimal("100")
+		err := env.Client.Create(ctx, testgen.Account("facade-fee-100", func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &hundred }))
+		Expect(err).To(MatchError(ContainSubstring("percent must be below 100")))
+	})
+
 	It("enforces the amount bounds, the account limits and the currencies", func() {
 		lo, hi := payoutv1.USDAmount("10"), payoutv1.USDAmount("100")
 		acct := newAccount()

@@ -162,8 +162,17 @@ var _ = Describe("CEL and schema rules", func() {
 		pct := payoutv1.Decimal("1.5.0")
 		a := testgen.Account("bad-decimal", func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
 		expectInvalid(env.Client.Create(ctx, a), "spec.serviceFee.percent")
-		pct = "150"
-		expectInvalid(env.Client.Create(ctx, a), "percent must be at most 100")
+		// a service fee of 100% or more cannot be priced (pricing.CheckServiceFeePercent)
+		for i, bad := range []payoutv1.Decimal{"150", "100", "100.0", "100.000000000000000001", "999"} {
+			pct = bad
+			a := testgen.Account(fmt.Sprintf("big-fee-%d", i), func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+			expectInvalid(env.Client.Create(ctx, a), "percent must be below 100")
+		}
+		for i, ok := range []payoutv1.Decimal{"0", "1.5", "99.99", "99.999999999999999999"} {
+			pct := ok
+			a := testgen.Account(fmt.Sprintf("fee-%d", i), func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+			Expect(env.Client.Create(ctx, a)).To(Succeed(), "percent %s", ok)
+		}
 	})
 
 	It("checks each account type's own details", func() {

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
 // The rules below repeat the CRD schema (api/v1alpha1) on purpose: the API server would refuse
@@ -33,10 +34,7 @@ const (
 	percentDecimals   = 18
 )
 
-var (
-	maxUSDAmount = decimal.NewFromInt(1_000_000)
-	maxPercent   = decimal.NewFromInt(100)
-)
+var maxUSDAmount = decimal.NewFromInt(1_000_000)
 
 // ValidateAccountName checks that name can name an account: a DNS label of at most 50
 // characters, so that its namespace payout-<name> is a valid namespace name too.
@@ -74,7 +72,8 @@ func validateUSDAmount(field, v string) error {
 	return nil
 }
 
-// validatePercent accepts "" (not set) and percentages from 0 to 100 (1.5 means 1.5%).
+// validatePercent accepts "" (not set) and the service fee percentages pricing can apply: at
+// least 0 and below 100 (1.5 means 1.5%; pricing.CheckServiceFeePercent is the rule).
 func validatePercent(field, v string) error {
 	if v == "" {
 		return nil
@@ -83,8 +82,8 @@ func validatePercent(field, v string) error {
 	if err != nil {
 		return err
 	}
-	if d.GreaterThan(maxPercent) {
-		return invalid(field, v, "a percentage is at most 100")
+	if pricing.CheckServiceFeePercent(d) != nil {
+		return invalid(field, v, "a service fee percentage is below 100 (0 to 99.99…)")
 	}
 	return nil
 }
