@@ -52,11 +52,13 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 	if !q.Has("sourceAmount") {
 		return apierror.FieldErrorf("sourceAmount", "is required (USD, 0.01 to 1000000)")
 	}
-	amount, err := pricing.ParseSourceAmount(q.Get("sourceAmount"))
+	// Bounds hold for the amount as asked; the quote prices, stores and answers it rounded
+	// half-up to cents (pricing.ParsePricedAmount).
+	asked, amount, err := pricing.ParseSourceAmount(q.Get("sourceAmount"))
 	if err != nil {
 		return err
 	}
-	if err := pricing.CheckLimits(amount, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
+	if err := pricing.CheckLimits(asked, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
 		return err
 	}
 	v2, err := queryBool(q.Get("v2_offloader"), "v2_offloader")
