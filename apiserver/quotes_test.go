@@ -143,6 +143,10 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		Expect(errorText(acct.c.get("/api/payouts/quote?targetCurrency=EUR"), 400)).To(HavePrefix("sourceAmount"))
 		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20"), 400)).To(HavePrefix("targetCurrency"))
 		Expect(errorText(acct.c.get(quotePath("BGN", "20")), 400)).To(ContainSubstring("EUR"))
+		// codes compare in ASCII: a dotless ı is no I (Unicode case mapping would read ILS)
+		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20&targetCurrency=%C4%B1ls"), 400)).To(HavePrefix("targetCurrency"))
+		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20&targetCurrency=%C5%BFek"), 400)).To(HavePrefix("targetCurrency"))
+		Expect(acct.c.get(quotePath("ils", "20")).json()["targetCurrency"]).To(Equal("ILS"))
 		errorText(acct.c.get(quotePath("XYZ", "20")), 400)
 		for _, ok := range []string{"10", "50.00", "100"} {
 			Expect(limited.c.get(quotePath("EUR", ok)).status).To(Equal(200))

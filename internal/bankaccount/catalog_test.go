@@ -352,6 +352,7 @@ func TestCurrencyErrors(t *testing.T) {
 		{"bgn", "did you mean BGN?"},
 		{"XYZ", `currency: "XYZ" is not a supported payout currency; supported: AED, ALL`},
 		{"EURO", `"EURO" is not a supported payout currency`},
+		{"ıls", `"ıls" is not a supported payout currency`}, // no hint through Unicode case mapping
 	}
 	for _, tc := range cases {
 		errs := map[string]error{}
