@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -117,8 +121,20 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 			Expect(errorText(acct.c.do(method, rpath(987654321), body), 404)).To(ContainSubstring("not found"))
 		}
 		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeTrue())
-		Expect(errorText(acct.c.get("/api/payouts/recipients/abc"), 400)).To(HavePrefix("id"))
-		Expect(errorText(acct.c.get("/api/payouts/recipients/0012"), 400)).To(HavePrefix("id"))
+		// any integer names a recipient or none: those that cannot be ids are unknown recipients
+		many := acct.c.on(openServer(baseCfg, unlimited)) // more requests than a minute's budget
+		for _, unknown := range []string{"0", "-5", "+5", "0012", "-0", "9007199254740992", "99999999999999999999", "0" + strconv.FormatInt(id, 10)} {
+			for _, method := range []string{"GET", "PATCH", "DELETE"} {
+				var body any
+				if method == "PATCH" {
+					body = obj{"accountHolderName": "Nobody"}
+				}
+				Expect(errorText(many.do(method, "/api/payouts/recipients/"+unknown, body), 404)).To(ContainSubstring("not found"), "%s %s", method, unknown)
+			}
+		}
+		for _, notInteger := range []string{"abc", "1.5", "1e3", "12a", "-"} {
+			Expect(errorText(many.get("/api/payouts/recipients/"+notInteger), 400)).To(HavePrefix("id"), notInteger)
+		}
 	})
 
 	It("refuses invalid recipients with 400 naming the field, creating nothing", func() {
@@ -202,7 +218,12 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		}
 		bad["address"] = obj{"country": "USA", "city": "New York", "firstLine": "1 Main Street", "postCode": "10001", "state": "NY"}
 		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"details": bad}), 400)).To(ContainSubstring("country"))
-		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
+		// the replaced id names the latest one (spec 2.1: always use the id from the latest response)
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("use its latest id %d", id3)))
+		Expect(errorText(acct.c.do("PATCH", rpath(id2), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("use its latest id %d", id3)))
+		Expect(acct.c.do("DELETE", rpath(id3), nil).status).To(Equal(200))
+		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("its latest id %d is deleted", id3)))
 	})
 
 	It("lets one of several concurrent updates of a recipient win, leaving one active recipient", func() {
@@ -217,13 +238,56 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		wins := 0
 		for range 5 {
 			st := <-statuses
-			Expect(st).To(BeElementOf(200, 400))
+			Expect(st).To(BeElementOf(200, 409), "the losers are told the recipient was replaced")
 			if st == 200 {
 				wins++
 			}
 		}
 		Expect(wins).To(Equal(1))
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+		expectNoDuplicates(acct, 2)
+	})
+
+	It("withdraws the replacement of an update that loses the race, leaving no duplicate and no claim", func() {
+		id := idOf(acct.create(ibanBody("Loser Holder")))
+		c := &Caller{Account: acct.model}
+		stale, err := srv.findRecipient(ctx, c, strconv.FormatInt(id, 10))
+		Expect(err).NotTo(HaveOccurred())
+		stale = stale.DeepCopy()
+		// the winner
+		winner := idOf(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Winner Holder"}).json())
+		// the loser, from the version it read before the winner's write
+		next := stale.Spec.DeepCopy()
+		next.ID, next.AccountHolderName = 0, "Loser Again"
+		loser := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(),
+			Labels: map[string]string{payoutv1.RecipientLineageLabel: stale.Lineage()}}, Spec: *next}
+		claim, err := srv.createRecipient(ctx, c, loser)
+		Expect(err).NotTo(HaveOccurred())
+		err = srv.retire(ctx, stale, loser)
+		Expect(apierror.CodeOf(err)).To(Equal(apierror.Conflict))
+		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("use its latest id %d", winner)))
+		srv.withdraw(ctx, loser, claim)
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(loser), &payoutv1.Recipient{}))).To(BeTrue(), "the replacement is gone")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(claim), &payoutv1.Claim{}))).To(BeTrue(), "its claim is released")
+		Expect(acct.c.get(rpath(loser.Spec.ID)).status).To(Equal(404))
+		data := acct.c.get("/api/payouts/recipients").json()["data"].([]any)
+		Expect(data).To(HaveLen(1))
+		Expect(idOf(data[0].(map[string]any))).To(Equal(winner))
+		expectNoDuplicates(acct, 2)
+	})
+
+	It("bounds the retries of a retirement that keeps conflicting, and withdraws its replacement", func() {
+		id := idOf(acct.create(ibanBody("Hot Holder")))
+		cfg := baseCfg
+		cfg.Client = conflictingPatches{Client: baseCfg.Client}
+		hot := openServer(cfg)
+		start := time.Now()
+		r := acct.c.on(hot).do("PATCH", rpath(id), obj{"accountHolderName": "Hot Again"})
+		Expect(errorText(r, 503)).To(ContainSubstring("retry shortly"))
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "bounded")
+		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeTrue(), "the recipient is unchanged")
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+		expectNoDuplicates(acct, 1)
 	})
 
 	It("deletes: inactive, unusable, and its transfers in progress failed and counted", func() {
@@ -292,6 +356,47 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(errorText(tr, 400)).To(ContainSubstring("deleted"))
 	})
 })
+
+// expectNoDuplicates asserts, on the API server itself, that the account holds n recipients,
+// at most one active per lineage, and that every recipient-id claim held in its namespace has
+// its recipient.
+func expectNoDuplicates(acct *account, n int) {
+	GinkgoHelper()
+	ns := payoutv1.AccountNamespace(acct.name)
+	list := &payoutv1.RecipientList{}
+	Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	Expect(list.Items).To(HaveLen(n))
+	active := map[string]int{}
+	for _, rc := range list.Items {
+		if !rc.Spec.Deactivated {
+			active[rc.Lineage()]++
+		}
+	}
+	for lineage, count := range active {
+		Expect(count).To(Equal(1), "lineage %s has %d active recipients", lineage, count)
+	}
+	claims := &payoutv1.ClaimList{}
+	Expect(env.Client.List(ctx, claims)).To(Succeed())
+	held := 0
+	for _, cl := range claims.Items {
+		if cl.Spec.Kind == payoutv1.ClaimRecipientID && cl.Spec.Holder.Namespace == ns {
+			held++
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cl.Spec.Holder.Name}, &payoutv1.Recipient{})).To(Succeed(), "claim %s dangles", cl.Name)
+		}
+	}
+	Expect(held).To(Equal(n))
+}
+
+// conflictingPatches is a client whose patches of recipients always conflict, as on an object
+// that another writer keeps changing.
+type conflictingPatches struct{ client.Client }
+
+func (c conflictingPatches) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if rc, ok := obj.(*payoutv1.Recipient); ok {
+		return apierrors.NewConflict(payoutv1.GroupVersion.WithResource("recipients").GroupResource(), rc.Name, errors.New("changed meanwhile"))
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
 
 var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 	It("requires a wallet verified for this account", func() {
