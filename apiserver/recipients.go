@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"net/http"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/index"
 )
@@ -104,6 +106,9 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 	if err := b.unknown(); err != nil {
 		return err
 	}
+	if err := walletChecksum("wallet", wallet); err != nil {
+		return err
+	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
 		return err
 	}
@@ -178,6 +183,9 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 	}
 	old, err := s.findRecipient(r.Context(), c, r.PathValue("id"))
 	if err != nil {
+		return err
+	}
+	if err := walletChecksum("wallet", wallet); err != nil {
 		return err
 	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
@@ -409,6 +417,16 @@ func (s *Server) deactivateRecipient(ctx context.Context, rc *payoutv1.Recipient
 		return nil
 	})
 	return done, err
+}
+
+// walletChecksum names the fault of a mixed-case EVM wallet whose EIP-55 checksum is wrong
+// (chain.CheckEVMAddress). checkWallet refuses such a wallet as well, as not an address; this
+// says why, so that the caller looks for the mistyped character.
+func walletChecksum(field, wallet string) error {
+	if errors.Is(chain.CheckEVMAddress(wallet), chain.ErrEVMChecksum) {
+		return apierror.FieldErrorf(field, "%s", chain.ErrEVMChecksum)
+	}
+	return nil
 }
 
 func holderName(b *body) (string, error) {

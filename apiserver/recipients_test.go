@@ -18,6 +18,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -402,7 +403,7 @@ var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 	It("requires a wallet verified for this account", func() {
 		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
 		other := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
-		wallet := "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		wallet := "0x8ba1f109551bD432803012645Ac136ddd64DBA72" // EIP-55 spelling
 		body := ibanBody("Kyc Holder")
 		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(HavePrefix("wallet"))
 		body["wallet"] = "not-a-wallet"
@@ -415,10 +416,30 @@ var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 		Eventually(func() int { r = acct.c.post("/api/payouts/recipients", body); return r.status }).Should(Equal(201))
 		id := idOf(r.json())
 		errorText(other.c.post("/api/payouts/recipients", body), 403)
+		// a single case carries no checksum and is the same wallet
+		for _, spelling := range []string{strings.ToLower(wallet), "0x" + strings.ToUpper(wallet[2:])} {
+			body["wallet"] = spelling
+			Expect(acct.c.post("/api/payouts/recipients", body).status).To(Equal(201), spelling)
+		}
+		// mixed case with a wrong EIP-55 checksum (one letter's case flipped) is refused
+		body["wallet"] = "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Kyc Again", "wallet": "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"}), 400)).
+			To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		Expect(errorText(acct.c.do("DELETE", rpath(id)+"?wallet=0x8Ba1f109551bD432803012645Ac136ddd64DBA72", nil), 400)).To(HavePrefix("wallet"))
 
 		errorText(acct.c.do("DELETE", rpath(id), nil), 400)
 		errorText(acct.c.do("DELETE", rpath(id)+"?wallet=0x0000000000000000000000000000000000000001", nil), 403)
 		Expect(acct.c.do("DELETE", rpath(id)+"?wallet="+wallet, nil).status).To(Equal(200))
+	})
+
+	It("refuses a mixed-case wallet with a wrong checksum also where KYC is off", func() {
+		acct := newAccount()
+		body := ibanBody("Free Holder")
+		body["wallet"] = "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		body["wallet"] = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(acct.create(body)["active"]).To(BeTrue())
 	})
 
 	It("fails closed with 503 when the verification service cannot answer", func() {

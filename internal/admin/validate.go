@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
@@ -18,11 +20,8 @@ var (
 	accountNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	emailPattern       = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
 	decimalPattern     = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.([0-9]+))?$`)
-	evmAddressPattern  = regexp.MustCompile(`^0[xX][0-9a-fA-F]{40}$`)
-	// base58 has no 0, O, I or l; 32 bytes (a Solana public key) encode to 32 to 44 characters.
-	base58AddressPattern = regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{32,44}$`)
-	keyIDPattern         = regexp.MustCompile(`^[a-z0-9]{8,40}$`)
-	transferIDPattern    = regexp.MustCompile(`^[0-9a-f]{24}$`)
+	keyIDPattern       = regexp.MustCompile(`^[a-z0-9]{8,40}$`)
+	transferIDPattern  = regexp.MustCompile(`^[0-9a-f]{24}$`)
 )
 
 const (
@@ -146,13 +145,25 @@ func parseAllowedIP(e string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// ValidateWalletAddress accepts EVM addresses (0x and 40 hex digits, any case) and base58
-// addresses of 32 to 44 characters (Solana). EIP-55 checksums are not checked: EVM addresses
-// compare case-insensitively throughout the service.
+// ValidateWalletAddress accepts the wallets the facade accepts (chain.CheckEVMAddress,
+// chain.IsSolanaAddress): EVM addresses, 0x and 40 hex digits, whose EIP-55 checksum is right
+// when they are in mixed case (all lower or all upper case carry none), and Solana addresses
+// (base58 of a 32-byte key, 32 to 44 characters). Surrounding space and an upper-case 0X are
+// forgiven; stored, EVM addresses are lower case and compare case-insensitively.
 func ValidateWalletAddress(address string) error {
 	a := strings.TrimSpace(address)
-	if evmAddressPattern.MatchString(a) || base58AddressPattern.MatchString(a) {
+	if strings.HasPrefix(a, "0X") {
+		a = "0x" + a[2:]
+	}
+	if chain.IsSolanaAddress(a) {
 		return nil
+	}
+	err := chain.CheckEVMAddress(a)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, chain.ErrEVMChecksum):
+		return invalid(FieldWalletAddress, address, err.Error())
 	}
 	return invalid(FieldWalletAddress, address,
 		"not an EVM address (0x and 40 hex digits) or a Solana address (32 to 44 base58 characters)")
