@@ -155,6 +155,10 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(errorText(acct.c.post("/api/payouts/recipients", abaBody("X Y", "United States")), 400)).To(ContainSubstring("country"))
 		Expect(errorText(acct.c.post("/api/payouts/recipients", noCountry), 400)).To(ContainSubstring("country"))
 		Expect(errorText(acct.c.post("/api/payouts/recipients", obj{"currency": "GBP", "type": "email_recipient", "accountHolderName": "X Y", "details": obj{"email": "x@example.com"}}), 400)).To(ContainSubstring("EUR"))
+		// the service's one e-mail check (internal/emailaddr), as for customer_email
+		for _, bad := range []string{"a@b", "Ann <ann@example.com>", "a@example.com, b@example.com"} {
+			Expect(errorText(acct.c.post("/api/payouts/recipients", obj{"currency": "EUR", "type": "email_recipient", "accountHolderName": "X Y", "details": obj{"email": bad}}), 400)).To(HavePrefix("details.email: "), bad)
+		}
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(BeEmpty())
 		list := &payoutv1.RecipientList{}
 		Expect(env.Client.List(ctx, list, client.InNamespace(payoutv1.AccountNamespace(acct.name)))).To(Succeed())

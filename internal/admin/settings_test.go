@@ -58,6 +58,8 @@ func TestSettingsSpecRefusesInvalidSettings(t *testing.T) {
 	}{
 		{"empty email", valid(func(s *AccountSettings) { s.Email = "" }), FieldEmail, "not an e-mail address"},
 		{"email without @", valid(func(s *AccountSettings) { s.Email = "ops.example.com" }), FieldEmail, "not an e-mail address"},
+		{"email without a dotted domain", valid(func(s *AccountSettings) { s.Email = "ops@localhost" }), FieldEmail, "not an e-mail address"},
+		{"email with a display name", valid(func(s *AccountSettings) { s.Email = "Ops <ops@example.com>" }), FieldEmail, "not an e-mail address"},
 		{"three decimals", valid(func(s *AccountSettings) { s.MinAmount = "1.234" }), FieldMinAmount, "at most 2 decimals"},
 		{"negative amount", valid(func(s *AccountSettings) { s.MinAmount = "-1" }), FieldMinAmount, "non-negative decimal"},
 		{"exponent", valid(func(s *AccountSettings) { s.MaxAmount = "1e3" }), FieldMaxAmount, "non-negative decimal"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/emailaddr"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
@@ -18,7 +19,6 @@ import (
 // the same values, but with messages about JSON paths instead of flags.
 var (
 	accountNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	emailPattern       = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
 	decimalPattern     = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.([0-9]+))?$`)
 	keyIDPattern       = regexp.MustCompile(`^[a-z0-9]{8,40}$`)
 	transferIDPattern  = regexp.MustCompile(`^[0-9a-f]{24}$`)
@@ -26,7 +26,6 @@ var (
 
 const (
 	maxAccountNameLen = 50
-	maxEmailLen       = 254
 	maxAllowedIPs     = 64
 	maxReasonLen      = 256
 	usdDecimals       = 2
@@ -48,8 +47,10 @@ func ValidateAccountName(name string) error {
 	return nil
 }
 
+// validateEmail accepts the addresses the service sends mail to (emailaddr.Check): the
+// account's e-mail is the default customer_email of v2 transfers.
 func validateEmail(email string) error {
-	if len(email) > maxEmailLen || !emailPattern.MatchString(email) {
+	if emailaddr.Check(email) != nil {
 		return invalid(FieldEmail, email, "not an e-mail address such as ops@example.com")
 	}
 	return nil
