@@ -116,6 +116,21 @@ var _ = Describe("CEL and schema rules", func() {
 		r.Spec.AccountHolderName = "Somebody Else"
 		expectInvalid(env.Client.Update(ctx, r), "accountHolderName is immutable")
 
+		// an optional field is immutable in its presence too
+		r = testgen.Recipient(ns, 48, func(r *payoutv1.Recipient) { r.Spec.Country = "" })
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.Country = "FR"
+		expectInvalid(env.Client.Update(ctx, r), "country is immutable")
+		r = testgen.Recipient(ns, 49, func(r *payoutv1.Recipient) { r.Spec.Wallet = "0x8ba1f109551bd432803012645ac136ddd64dba72" })
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.Wallet = ""
+		expectInvalid(env.Client.Update(ctx, r), "wallet is immutable")
+		// the one change allowed: retirement
+		r.Spec.Wallet = "0x8ba1f109551bd432803012645ac136ddd64dba72"
+		replacement := int64(50)
+		r.Spec.Deactivated, r.Spec.ReplacedBy = true, &replacement
+		Expect(env.Client.Update(ctx, r)).To(Succeed())
+
 		q := testgen.Quote(ns, "11111111-2222-4333-8444-555555555555")
 		Expect(env.Client.Create(ctx, q)).To(Succeed())
 		q.Spec.TargetAmount = "99.99"
