@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -291,10 +292,11 @@ func (s *Server) superseded(ctx context.Context, rc *payoutv1.Recipient) error {
 		return apierror.Errorf(apierror.Invalid, "recipient %d is deleted and cannot be updated", rc.Spec.ID)
 	}
 	latest := s.latestRecipient(ctx, rc)
+	replaced := fmt.Sprintf("recipient %d was replaced by recipient %d in an update", rc.Spec.ID, *rc.Spec.ReplacedBy)
 	if latest.Spec.Deactivated && latest.Spec.ReplacedBy == nil {
-		return apierror.Errorf(apierror.Conflict, "recipient %d was replaced by an update; its latest id %d is deleted", rc.Spec.ID, latest.Spec.ID)
+		return apierror.Errorf(apierror.Conflict, "%s; its latest id %d is deleted", replaced, latest.Spec.ID)
 	}
-	return apierror.Errorf(apierror.Conflict, "recipient %d was replaced by an update; use its latest id %d", rc.Spec.ID, latest.Spec.ID)
+	return apierror.Errorf(apierror.Conflict, "%s; use its latest id %d", replaced, latest.Spec.ID)
 }
 
 // maxReplacements bounds the walk along replacedBy: an update chain longer than this is named

@@ -224,8 +224,10 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		bad["address"] = obj{"country": "USA", "city": "New York", "firstLine": "1 Main Street", "postCode": "10001", "state": "NY"}
 		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"details": bad}), 400)).To(ContainSubstring("country"))
 		// the replaced id names the latest one (spec 2.1: always use the id from the latest response)
-		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("use its latest id %d", id3)))
-		Expect(errorText(acct.c.do("PATCH", rpath(id2), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("use its latest id %d", id3)))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).
+			To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, id2, id3)))
+		Expect(errorText(acct.c.do("PATCH", rpath(id2), obj{"accountHolderName": "Again"}), 409)).
+			To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id2, id3, id3)))
 		Expect(acct.c.do("DELETE", rpath(id3), nil).status).To(Equal(200))
 		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
 		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("its latest id %d is deleted", id3)))
@@ -233,22 +235,29 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 
 	It("lets one of several concurrent updates of a recipient win, leaving one active recipient", func() {
 		id := idOf(acct.create(ibanBody("Race Holder")))
-		statuses := make(chan int, 5)
+		answers := make(chan *response, 5)
 		for i := range 5 {
 			go func() {
 				defer GinkgoRecover()
-				statuses <- acct.c.do("PATCH", rpath(id), obj{"accountHolderName": fmt.Sprintf("Racer %c", 'A'+i)}).status
+				answers <- acct.c.do("PATCH", rpath(id), obj{"accountHolderName": fmt.Sprintf("Racer %c", 'A'+i)})
 			}()
 		}
-		wins := 0
+		var won int64
+		var lost []string
 		for range 5 {
-			st := <-statuses
-			Expect(st).To(BeElementOf(200, 409), "the losers are told the recipient was replaced")
-			if st == 200 {
-				wins++
+			r := <-answers
+			Expect(r.status).To(BeElementOf(200, 409), "the losers are told the recipient was replaced: %s", r)
+			if r.status == 200 {
+				Expect(won).To(BeZero(), "one update wins")
+				won = idOf(r.json())
+			} else {
+				lost = append(lost, errorText(r, 409))
 			}
 		}
-		Expect(wins).To(Equal(1))
+		Expect(won).NotTo(BeZero())
+		for _, msg := range lost {
+			Expect(msg).To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, won, won)))
+		}
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
 		expectNoDuplicates(acct, 2)
 	})
@@ -270,7 +279,7 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(err).NotTo(HaveOccurred())
 		err = srv.retire(ctx, stale, loser)
 		Expect(apierror.CodeOf(err)).To(Equal(apierror.Conflict))
-		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("use its latest id %d", winner)))
+		Expect(err.Error()).To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, winner, winner)))
 		srv.withdraw(ctx, loser, claim)
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(loser), &payoutv1.Recipient{}))).To(BeTrue(), "the replacement is gone")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(claim), &payoutv1.Claim{}))).To(BeTrue(), "its claim is released")
