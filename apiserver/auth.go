@@ -28,20 +28,23 @@ func (c *Caller) Namespace() string { return payoutv1.AccountNamespace(c.Account
 // writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *Caller) error
 
-// guarded puts a handler behind the door every API request passes: the per-address
-// brute-force limits, API-key authentication, the account's IP allow-list and the per-key rate
-// limit of the route's budget, in that order. The allow-list comes before the rate limit so
-// that refused addresses cannot spend the key's budget.
+// guarded puts a handler behind what every API request passes after the door (which has
+// already refused addresses over the brute-force limits of spec 5.3): API-key authentication,
+// the account's IP allow-list, the per-key rate limit of the route's budget and the body limit,
+// in that order. The allow-list comes before the rate limit so that refused addresses cannot
+// spend the key's budget; its 403 still carries the budget's headers, read without spending
+// (spec 8.1: authenticated API-key responses carry them). The body limit comes after
+// authentication, so that an oversized request with a bad key is counted as one.
 func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := recordOf(r)
 		ip := clientIP(r, s.cfg.TrustedProxies)
-		rec.ip = ip.String()
-		if s.guard.blocked(ip) {
-			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
+		caller, msg, kind, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
+			// the service could not tell: not the caller's bad credential, so not counted
+			writeError(w, r, err)
 			return
 		}
-		caller, msg, kind := s.authenticate(r.Context(), r.Header.Get("Authorization"))
 		if caller == nil {
 			if s.guard.fail(ip, kind) {
 				writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
@@ -52,8 +55,14 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 			return
 		}
 		caller.IP = ip
-		rec.account, rec.keyID = caller.Account.Name, caller.KeyID
+		if rec != nil {
+			rec.account, rec.keyID = caller.Account.Name, caller.KeyID
+		}
 		if !allowed(caller.Account, ip) {
+			if err := s.limits.peek(r.Context(), w, budget, caller.KeyID); err != nil {
+				writeError(w, r, err)
+				return
+			}
 			writeError(w, r, apierror.Errorf(apierror.Forbidden, msgIPNotAllowed))
 			return
 		}
@@ -66,41 +75,55 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgRateLimited))
 			return
 		}
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			writeError(w, r, apierror.Errorf(apierror.TooLarge, "request body too large: at most %d bytes", s.cfg.MaxBodyBytes))
+			return
+		}
 		if err := h(w, r, caller); err != nil {
 			writeError(w, r, err)
 		}
 	})
 }
 
-// authenticate resolves an Authorization header to a caller. On failure it returns the message
-// for the 401 and the kind of failure for the brute-force limits. Unknown, unmatched and
-// revoked keys, and keys of a deleted account, all get msgBadKey.
-func (s *Server) authenticate(ctx context.Context, header string) (*Caller, string, failure) {
+// authenticate resolves an Authorization header to a caller. On a refused credential it
+// returns the message for the 401 and the kind of failure for the brute-force limits. Unknown,
+// unmatched and revoked keys, and keys of a deleted account, all get msgBadKey. When the key or
+// its account cannot be read (the cache or the API server fails), the credential is neither
+// good nor bad: err is a 503, and nothing is counted against the caller.
+func (s *Server) authenticate(ctx context.Context, header string) (*Caller, string, failure, error) {
 	cred, keyID, full := apikey.ParseAuthorization(header)
 	switch cred {
 	case apikey.Missing:
-		return nil, msgMissingKey, noCredential
+		return nil, msgMissingKey, noCredential, nil
 	case apikey.Malformed:
-		return nil, msgMalformedKey, badCredential
+		return nil, msgMalformedKey, badCredential, nil
 	}
 	key := &payoutv1.APIKey{}
-	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: keyID}, key)
-	if err != nil {
+	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: keyID}, key); err != nil {
 		// Hash anyway, so that an unknown key id costs the same time as a known one.
 		apikey.Matches("", full)
-		return nil, msgBadKey, badCredential
+		if !apierrors.IsNotFound(err) {
+			return nil, "", 0, s.authUnavailable(err, "reading an API key", keyID)
+		}
+		return nil, msgBadKey, badCredential, nil
 	}
 	if !apikey.Matches(key.Spec.SecretHash, full) || key.Spec.Revoked {
-		return nil, msgBadKey, badCredential
+		return nil, msgBadKey, badCredential, nil
 	}
 	acct := &payoutv1.PayoutAccount{}
 	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: key.Spec.Account}, acct); err != nil {
 		if !apierrors.IsNotFound(err) {
-			s.cfg.Log.Error(err, "reading the account of an API key", "keyId", keyID)
+			return nil, "", 0, s.authUnavailable(err, "reading the account of an API key", keyID)
 		}
-		return nil, msgBadKey, badCredential
+		return nil, msgBadKey, badCredential, nil
 	}
-	return &Caller{Account: acct, KeyID: keyID}, "", 0
+	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil
+}
+
+// authUnavailable logs why authentication could not decide and answers 503.
+func (s *Server) authUnavailable(err error, what, keyID string) error {
+	s.cfg.Log.Error(err, what, "keyId", keyID)
+	return apierror.Errorf(apierror.Unavailable, msgAuthUnavailable)
 }
 
 // allowed applies the account's IP allow-list (spec 5.4); an empty list allows every address.

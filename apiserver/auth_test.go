@@ -1,11 +1,16 @@
 package apiserver
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
@@ -63,6 +68,70 @@ var _ = Describe("authentication (spec 5)", func() {
 		Expect(c.as(acct.c.auth).get(path).status).To(Equal(200), "capacity returns when the failures age out")
 	})
 
+	It("answers every request of a blocked address with 429, whatever it asks (CONTRACT on 5.3)", func() {
+		acct := newAccount()
+		c := newCaller("")
+		bad := "Bearer svc_live_" + strings.Repeat("2", 16) + "_" + strings.Repeat("d", 64)
+		for i := range 6 {
+			c.as(bad).get(path)
+			_ = i
+		}
+		big := `{"accountHolderName":"` + strings.Repeat("x", 70<<10) + `"}`
+		for _, r := range []*response{
+			c.as(acct.c.auth).get("/api/payouts/nothing-here"),            // else 404
+			c.as(acct.c.auth).do("PUT", "/api/payouts/quote", nil),        // else 405
+			c.get("/openapi.json"),                                        // else 200
+			c.as(acct.c.auth).post("/api/payouts/recipients", big),        // else 413
+			c.as(acct.c.auth).get("/api/payouts/recipients/987654321"),    // else 404
+			c.as(acct.c.auth).get("/api/payouts/amount-limits"),           // else 200
+			c.as(acct.c.auth).do("DELETE", "/api/payouts/recipients", ""), // else 405
+		} {
+			Expect(errorText(r, 429)).To(ContainSubstring("too many failed authentication attempts"))
+			Expect(hasRateHeaders(r)).To(BeFalse())
+		}
+		// the probes keep the replica in service
+		Expect(c.get("/healthz").status).To(Equal(200))
+		Expect(acct.c.get("/openapi.json").status).To(Equal(200), "another address is not affected")
+	})
+
+	It("counts an oversized request with a bad credential as a bad credential", func() {
+		c := newCaller("Bearer svc_live_" + strings.Repeat("3", 16) + "_" + strings.Repeat("e", 64))
+		big := `{"accountHolderName":"` + strings.Repeat("x", 70<<10) + `"}`
+		for i := range 5 {
+			Expect(errorText(c.post("/api/payouts/recipients", big), 401)).To(Equal(msgBadKey), "oversized request %d", i+1)
+		}
+		errorText(c.post("/api/payouts/recipients", big), 429)
+		// with a valid key the size is judged, and the answer is an authenticated one
+		acct := newAccount()
+		r := acct.c.post("/api/payouts/recipients", big)
+		Expect(errorText(r, 413)).To(ContainSubstring("too large"))
+		Expect(r.header.Get("X-RateLimit-Limit")).To(Equal("30"))
+	})
+
+	It("answers 503, counted against nobody, when the key or its account cannot be read", func() {
+		acct := newAccount()
+		failing := &failingReads{Client: baseCfg.Client}
+		cfg := baseCfg
+		cfg.Client = failing
+		s := openServer(cfg)
+		c := acct.c.on(s)
+		for _, kind := range []string{"account", "key"} {
+			failing.kind.Store(kind)
+			for i := range 12 { // past both limits of spec 5.3
+				r := c.get(path)
+				Expect(errorText(r, 503)).To(Equal(msgAuthUnavailable), "%s read failing, request %d", kind, i+1)
+				Expect(r.header.Get("Retry-After")).NotTo(BeEmpty())
+				Expect(r.header.Get("WWW-Authenticate")).To(BeEmpty())
+			}
+		}
+		failing.kind.Store("")
+		Expect(c.get(path).status).To(Equal(200), "the caller's address was not blocked by the service's own faults")
+		// an account that is really gone is still a bad key
+		other := newAccount()
+		Expect(env.Client.Delete(ctx, other.model)).To(Succeed())
+		Eventually(func() int { return other.c.on(s).get(path).status }).Should(Equal(401))
+	})
+
 	It("blocks an address after 10 requests without usable authentication", func() {
 		c := newCaller("")
 		for i := range 10 {
@@ -80,9 +149,16 @@ var _ = Describe("IP allow-list (spec 5.4)", func() {
 		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.AllowedIPs = []string{listed.ip + "/32", "192.0.2.0/24"} })
 		Expect(listed.as(acct.c.auth).get("/api/payouts/amount-limits").status).To(Equal(200))
 
+		before := listed.as(acct.c.auth).get("/api/payouts/amount-limits")
+		Expect(before.header.Get("X-RateLimit-Remaining")).To(Equal("58"))
+
+		// an authenticated API-key answer carries the headers (spec 8.1), read without spending
 		r := acct.c.get("/api/payouts/amount-limits")
 		Expect(errorText(r, 403)).To(ContainSubstring("not allowed"))
-		Expect(hasRateHeaders(r)).To(BeFalse(), "a refused address does not spend the key's budget")
+		Expect(r.header.Get("X-RateLimit-Limit")).To(Equal("60"))
+		Expect(r.header.Get("X-RateLimit-Remaining")).To(Equal("58"), "a refused address does not spend the key's budget")
+		Expect(r.header.Get("X-RateLimit-Reset")).To(Equal(before.header.Get("X-RateLimit-Reset")))
+		Expect(listed.as(acct.c.auth).get("/api/payouts/amount-limits").header.Get("X-RateLimit-Remaining")).To(Equal("57"))
 	})
 
 	It("refuses every address when none is listed that matches", func() {
@@ -90,6 +166,28 @@ var _ = Describe("IP allow-list (spec 5.4)", func() {
 		errorText(acct.c.get("/api/payouts/deposit-options"), 403)
 	})
 })
+
+// failingReads is a client whose reads of API keys or accounts fail as a cache or API server in
+// trouble would (kind "key" or "account"; "" for none).
+type failingReads struct {
+	client.Client
+	kind atomic.Value
+}
+
+func (f *failingReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	kind, _ := f.kind.Load().(string)
+	switch obj.(type) {
+	case *payoutv1.APIKey:
+		if kind == "key" {
+			return apierrors.NewServiceUnavailable("informer cache not synced")
+		}
+	case *payoutv1.PayoutAccount:
+		if kind == "account" {
+			return errors.New("timed out waiting for the cache")
+		}
+	}
+	return f.Client.Get(ctx, key, obj, opts...)
+}
 
 var _ = Describe("API keys", func() {
 	It("stores only the hash", func() {

@@ -61,9 +61,15 @@ var _ = Describe("account requirements (spec 4.2, 4.3)", func() {
 		usd := types(acct.c.get("/api/payouts/account-requirements?currency=USD"))
 		Expect(usd["aba"]).To(HaveKey("address.country"))
 
-		private := types(acct.c.post("/api/payouts/account-requirements?currency=GBP", map[string]any{"type": "sort_code", "details": map[string]any{"legalType": "PRIVATE"}}))
-		business := types(acct.c.post("/api/payouts/account-requirements?currency=GBP", map[string]any{"type": "sort_code", "details": map[string]any{"legalType": "BUSINESS"}}))
-		Expect(len(business["sort_code"])).To(BeNumerically(">", len(private["sort_code"])), "BUSINESS adds fields")
+		private := types(acct.c.post("/api/payouts/account-requirements?currency=ARS", map[string]any{"type": "argentina", "details": map[string]any{"legalType": "PRIVATE"}}))
+		business := types(acct.c.post("/api/payouts/account-requirements?currency=ARS", map[string]any{"type": "argentina", "details": map[string]any{"legalType": "BUSINESS"}}))
+		Expect(len(business["argentina"])).To(BeNumerically(">", len(private["argentina"])), "BUSINESS adds fields")
+		// spec 2.1.1: a sort_code recipient is legalType and the account fields, for either legal
+		// type; its address is optional
+		private = types(acct.c.post("/api/payouts/account-requirements?currency=GBP", map[string]any{"type": "sort_code", "details": map[string]any{"legalType": "PRIVATE"}}))
+		business = types(acct.c.post("/api/payouts/account-requirements?currency=GBP", map[string]any{"type": "sort_code", "details": map[string]any{"legalType": "BUSINESS"}}))
+		Expect(business["sort_code"]).To(Equal(private["sort_code"]))
+		Expect(private["sort_code"]["address.country"]).To(HaveKeyWithValue("required", false))
 	})
 
 	It("refuses BGN, unknown currencies and a missing currency with 400", func() {

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -70,5 +71,103 @@ func TestAuthGuardWindow(t *testing.T) {
 	}
 	if g.blocked(netip.MustParseAddr("2001:db8:0:1::1")) {
 		t.Fatal("another /64 is not blocked")
+	}
+}
+
+// TestAuthGuardIsBounded: a flood of distinct addresses cannot grow the guard past its tables'
+// bounds, entries whose failures aged out leave without a sweep, and a blocked address cannot
+// shed its block by flooding the table: its failures move to its prefix.
+func TestAuthGuardIsBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := newBoundedAuthGuard(10*time.Minute, 5, 10, func() time.Time { return now }, 100, 10)
+	v6 := func(site, subnet int) netip.Addr {
+		var a [16]byte
+		a[0], a[1], a[4], a[5], a[6], a[7], a[15] = 0x20, 0x01, byte(site>>8), byte(site), byte(subnet>>8), byte(subnet), 1
+		return netip.AddrFrom16(a)
+	}
+
+	// an attacker blocked on one /64, then rotating through 1000 /64s of its /48
+	attacker := v6(1, 0)
+	for range 6 {
+		g.fail(attacker, badCredential)
+	}
+	if !g.blocked(attacker) {
+		t.Fatal("6 bad credentials must block")
+	}
+	for i := 1; i <= 1000; i++ {
+		now = now.Add(time.Millisecond)
+		g.fail(v6(1, i), badCredential)
+		if g.exact.len() > 100 || g.coarse.len() > 10 {
+			t.Fatalf("after %d addresses the tables hold %d and %d entries, over their bounds", i, g.exact.len(), g.coarse.len())
+		}
+	}
+	if !g.blocked(attacker) {
+		t.Fatal("pushed out of the full table, the blocked /64 must stay blocked through its /48")
+	}
+	if !g.blocked(v6(1, 5000)) {
+		t.Fatal("the /48 whose pushed-out /64s failed too often is blocked as a whole")
+	}
+	if g.blocked(v6(2, 0)) || g.blocked(netip.MustParseAddr("192.0.2.1")) {
+		t.Fatal("other sites and addresses are not blocked")
+	}
+
+	// a legitimate address with a few failures, in a full table, is not blocked by them
+	legit := netip.MustParseAddr("198.51.100.1")
+	for range 3 {
+		g.fail(legit, badCredential)
+	}
+	if g.blocked(legit) {
+		t.Fatal("3 bad credentials are allowed")
+	}
+
+	// once everything has aged out, the next failure empties both tables without a sweep
+	now = now.Add(10*time.Minute + time.Second)
+	g.fail(netip.MustParseAddr("203.0.113.9"), noCredential)
+	if g.exact.len() != 1 || g.coarse.len() != 0 {
+		t.Fatalf("after a window of silence the tables hold %d and %d entries, want 1 and 0", g.exact.len(), g.coarse.len())
+	}
+	if g.blocked(attacker) || g.blocked(v6(1, 5000)) {
+		t.Fatal("capacity returns once the failures leave the window")
+	}
+}
+
+// TestAuthGuardCoarseCountsExactly: failures folded into a prefix keep their times, so the
+// prefix is blocked exactly while more than the limit of them are in the window.
+func TestAuthGuardCoarseCountsExactly(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start
+	g := newBoundedAuthGuard(10*time.Minute, 5, 10, func() time.Time { return now }, 2, 4)
+	// six addresses of one /24, one bad credential each, a minute apart; the table keeps two
+	for i := range 6 {
+		g.fail(netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)}), badCredential)
+		now = now.Add(time.Minute)
+	}
+	// the four pushed out are in the /24's entry, the two newest in the table: none over a limit
+	if g.blocked(netip.MustParseAddr("192.0.2.200")) {
+		t.Fatal("4 folded failures are within the limit")
+	}
+	// two more addresses push two more out: 6 folded failures in the window block the /24
+	g.fail(netip.MustParseAddr("192.0.2.7"), badCredential)
+	g.fail(netip.MustParseAddr("192.0.2.8"), badCredential)
+	if !g.blocked(netip.MustParseAddr("192.0.2.200")) {
+		t.Fatal("6 folded failures within 10 minutes block the /24")
+	}
+	// the first folded failure (t=0) leaves the window at t=10m
+	now = start.Add(10 * time.Minute)
+	if g.blocked(netip.MustParseAddr("192.0.2.200")) {
+		t.Fatal("the /24 is free again once the oldest folded failure is 10 minutes old")
+	}
+}
+
+func TestMergeCapped(t *testing.T) {
+	for _, tc := range []struct{ a, b, want []int64 }{
+		{[]int64{1, 4}, []int64{2, 3, 5}, []int64{3, 4, 5}},
+		{nil, []int64{1, 2}, []int64{1, 2}},
+		{[]int64{1, 2, 3, 4}, nil, []int64{2, 3, 4}},
+		{nil, nil, []int64{}},
+	} {
+		if got := mergeCapped(tc.a, tc.b, 3); !slices.Equal(got, tc.want) {
+			t.Errorf("mergeCapped(%v, %v, 3) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

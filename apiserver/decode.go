@@ -165,7 +165,9 @@ func (b *body) boolean(name string) (v bool, ok bool, err error) {
 	return false, false, apierror.FieldErrorf(name, "must be true or false")
 }
 
-// object reads a JSON object field as generic JSON (numbers as json.Number).
+// object reads a JSON object field as generic JSON (numbers as json.Number). A key that appears
+// twice in any object inside it is refused, as at the top level: last-one-wins would keep a
+// value the caller may not have meant.
 func (b *body) object(name string) (m map[string]any, ok bool, err error) {
 	v := b.raw(name)
 	if v == nil {
@@ -176,10 +178,68 @@ func (b *body) object(name string) (m map[string]any, ok bool, err error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
+	val, err := decodeValue(dec, name)
+	if err != nil {
+		if apierror.CodeOf(err) == apierror.Invalid {
+			return nil, false, err
+		}
 		return nil, false, apierror.FieldErrorf(name, "must be an object")
 	}
-	return m, true, nil
+	return val.(map[string]any), true, nil
+}
+
+// decodeValue reads the next JSON value of dec as generic JSON: objects as map[string]any,
+// arrays as []any, numbers as json.Number (dec uses UseNumber), strings, booleans and nil. A
+// key that appears twice in one object is a 400 naming it by its path from path.
+func decodeValue(dec *json.Decoder, path string) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch delim {
+	case '{':
+		m := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key, _ := kt.(string)
+			sub := path + "." + clipKey(key)
+			if _, dup := m[key]; dup {
+				return nil, apierror.FieldErrorf(sub, "appears more than once")
+			}
+			if m[key], err = decodeValue(dec, sub); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token() // '}'
+		return m, err
+	case '[':
+		a := []any{}
+		for i := 0; dec.More(); i++ {
+			v, err := decodeValue(dec, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token() // ']'
+		return a, err
+	}
+	return nil, fmt.Errorf("unexpected %v", delim)
+}
+
+// clipKey keeps caller-chosen keys short in error texts.
+func clipKey(k string) string {
+	if r := []rune(k); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return k
 }
 
 // unknown refuses fields no reader asked for: a misspelt optional field must not be ignored.

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -62,6 +63,38 @@ func TestParseBodyReadsFieldsStrictly(t *testing.T) {
 		if got == nil || got.Error() != tc.want {
 			t.Errorf("%s: got %v, want %q", tc.body, got, tc.want)
 		}
+	}
+}
+
+// TestObjectRefusesDuplicateKeysAtAnyDepth: the promise of the top level (a duplicate key is a
+// 400 naming it) holds inside objects too, where encoding/json would keep the last value.
+func TestObjectRefusesDuplicateKeysAtAnyDepth(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"details":{"iban":"DE89370400440532013000","iban":"GB29NWBK60161331926819"}}`, "details.iban: appears more than once"},
+		{`{"details":{"address":{"city":"Berlin","country":"DE","city":"Paris"}}}`, "details.address.city: appears more than once"},
+		{`{"details":{"a":[{"k":1,"k":2}]}}`, "details.a[0].k: appears more than once"},
+	} {
+		b, err := parseBody([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.object("details"); err == nil || err.Error() != tc.want || apierror.CodeOf(err) != apierror.Invalid {
+			t.Errorf("%s: got %v, want a 400 %q", tc.body, err, tc.want)
+		}
+	}
+	b, _ := parseBody([]byte(`{"details":{"address":{"city":"Berlin","state":null},"iban":"x","n":1.50,"l":[1,"a",null,{}]}}`))
+	m, ok, err := b.object("details")
+	if err != nil || !ok {
+		t.Fatal(err)
+	}
+	if a := m["address"].(map[string]any); a["city"] != "Berlin" || a["state"] != nil || len(a) != 2 {
+		t.Errorf("address = %v", a)
+	}
+	if n := m["n"].(json.Number); n != "1.50" {
+		t.Errorf("numbers keep their text: %v", n)
+	}
+	if l := m["l"].([]any); len(l) != 4 || l[2] != nil {
+		t.Errorf("array = %v", l)
 	}
 }
 

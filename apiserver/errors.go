@@ -70,4 +70,7 @@ const (
 	msgBlocked      = "too many failed authentication attempts from this address; try again later"
 	msgIPNotAllowed = "requests from this address are not allowed for this account"
 	msgRateLimited  = "rate limit exceeded for this endpoint; see the X-RateLimit-* headers"
+	// msgAuthUnavailable answers a request whose key could not be checked for an internal
+	// reason; the caller's credential may well be good.
+	msgAuthUnavailable = "authentication is unavailable at the moment; retry shortly"
 )

@@ -30,7 +30,9 @@ func (s *Server) handleFee(w http.ResponseWriter, r *http.Request, c *Caller) er
 	if !q.Has(FeeAmountParam) {
 		return apierror.FieldErrorf(FeeAmountParam, "is required (the USD amount, 0.01 to 1000000)")
 	}
-	amount, err := pricing.ParseAmount(FeeAmountParam, q.Get(FeeAmountParam))
+	// any precision; the fee is the percentage of the amount rounded half-up to cents, as a
+	// quote of the same amount deducts it (pricing.ParsePricedAmount)
+	_, amount, err := pricing.ParsePricedAmount(FeeAmountParam, q.Get(FeeAmountParam))
 	if err != nil {
 		return err
 	}

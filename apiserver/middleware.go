@@ -111,14 +111,35 @@ func isToken(s string) bool {
 }
 
 // limitBody caps request bodies; reading past the cap fails with *http.MaxBytesError, which
-// the decoder turns into a 413.
+// the decoder turns into a 413. A declared length over the cap is answered 413 by guarded,
+// after authentication, so that such a request with a bad credential counts as one.
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > max {
-			writeError(w, r, apierror.Errorf(apierror.TooLarge, "request body too large: at most %d bytes", max))
-			return
-		}
 		r.Body = http.MaxBytesReader(w, r.Body, max)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// door answers every request from an address over a brute-force limit of spec 5.3 with 429
+// (no rate-limit headers), before routing, the body limit or anything else: CONTRACT reads
+// §5.3 as every request from it, with or without a valid key, until capacity returns. That
+// covers unknown paths (404), other methods (405), /openapi.json and oversized bodies (413)
+// alike. The probes (/healthz, /readyz) stay answered: they carry no credential, and refusing
+// them would take a replica out of service.
+func (s *Server) door(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := clientIP(r, s.cfg.TrustedProxies)
+		if rec := recordOf(r); rec != nil {
+			rec.ip = ip.String()
+		}
+		if !isProbe(r) && s.guard.blocked(ip) {
+			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isProbe(r *http.Request) bool {
+	return r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz")
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,11 +52,13 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 	if !q.Has("sourceAmount") {
 		return apierror.FieldErrorf("sourceAmount", "is required (USD, 0.01 to 1000000)")
 	}
-	amount, err := pricing.ParseSourceAmount(q.Get("sourceAmount"))
+	// Bounds hold for the amount as asked; the quote prices, stores and answers it rounded
+	// half-up to cents (pricing.ParsePricedAmount).
+	asked, amount, err := pricing.ParseSourceAmount(q.Get("sourceAmount"))
 	if err != nil {
 		return err
 	}
-	if err := pricing.CheckLimits(amount, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
+	if err := pricing.CheckLimits(asked, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
 		return err
 	}
 	v2, err := queryBool(q.Get("v2_offloader"), "v2_offloader")
@@ -133,7 +136,7 @@ func quoteResource(c *Caller, id string, p *pricing.QuoteResult, v2 bool, recipi
 		ExpiresAt:         metav1.NewTime(now.Add(quoteValidity)),
 		V2Offloader:       v2,
 		RecipientType:     recipientType,
-		RateSource:        p.RatesSource + " as of " + p.RatesAsOf.UTC().Format(time.RFC3339),
+		RateSource:        clip(p.RatesSource+" as of "+p.RatesAsOf.UTC().Format(time.RFC3339), maxRateSource),
 	}
 	if p.ProviderCharge != nil {
 		d := payoutv1.Decimal(p.ProviderCharge.StringFixed(2))
@@ -151,6 +154,21 @@ func quoteResource(c *Caller, id string, p *pricing.QuoteResult, v2 bool, recipi
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(), Name: id},
 		Spec:       spec,
 	}
+}
+
+// maxRateSource is the schema's bound on spec.rateSource: an audit note must not make a valid
+// quote unstorable when a rate feed names itself at length.
+const maxRateSource = 256
+
+// clip shortens s to at most n bytes (so at most n characters) on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // quoteView renders a stored quote as spec 2.4.

@@ -80,6 +80,56 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		Expect(errorText(v2.c.get(quotePath("EUR", "30.00", "v2_offloader", "maybe")), 400)).To(HavePrefix("v2_offloader"))
 	})
 
+	It("prices a service fee just below 100% without an internal error", func() {
+		pct := payoutv1.Decimal("99.99")
+		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct; a.Spec.V2FeeStructure = true })
+		fee := acct.c.get("/api/payouts/fee?amount=20.00")
+		Expect(fee.status).To(Equal(200), "%s", fee)
+		Expect(fee.body).To(MatchJSON(`{"svcFee":20.00,"svcFeePercentage":99.99}`))
+		for _, extra := range [][]string{nil, {"v2_offloader", "true"}} {
+			r := acct.c.get(quotePath("EUR", "20.00", extra...))
+			Expect(r.status).To(Equal(200), "%s", r)
+			Expect(dec(r.json()["quote"].(map[string]any)["targetAmount"]).IsZero()).To(BeTrue(), "the fees take everything")
+		}
+		// the configuration refuses what pricing cannot take
+		hundred := payoutv1.Decimal("100")
+		err := env.Client.Create(ctx, testgen.Account("facade-fee-100", func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &hundred }))
+		Expect(err).To(MatchError(ContainSubstring("percent must be below 100")))
+	})
+
+	It("prices an amount finer than a cent, rounded half-up to cents, within the bounds as asked", func() {
+		pct := payoutv1.Decimal("1.5")
+		lo, hi := payoutv1.USDAmount("10"), payoutv1.USDAmount("100")
+		acct := newAccount(func(a *payoutv1.PayoutAccount) {
+			a.Spec.ServiceFee.Percent = &pct
+			a.Spec.AmountLimits = payoutv1.AmountLimits{Min: &lo, Max: &hi}
+		})
+		// spec 4.9 and 4.14: 0.01 to 1000000, no precision rule
+		for asked, priced := range map[string]string{"10.005": "10.01", "10.004": "10", "99.9949": "99.99", "10.0000": "10"} {
+			r := acct.c.get(quotePath("EUR", asked))
+			Expect(r.status).To(Equal(200), "%s: %s", asked, r)
+			q := r.json()
+			Expect(dec(q["sourceAmount"]).Equal(decimal.RequireFromString(priced))).To(BeTrue(), "%s priced as %v", asked, q["sourceAmount"])
+			same := acct.c.get(quotePath("EUR", priced)).json()
+			Expect(q["quote"].(map[string]any)["targetAmount"]).To(Equal(same["quote"].(map[string]any)["targetAmount"]), "%s is priced as %s", asked, priced)
+			stored := &payoutv1.Quote{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: q["quoteId"].(string)}, stored)).To(Succeed())
+			Expect(decimal.RequireFromString(string(stored.Spec.SourceAmount)).Equal(decimal.RequireFromString(priced))).To(BeTrue())
+		}
+		fee := acct.c.get("/api/payouts/fee?amount=10.005")
+		Expect(fee.status).To(Equal(200), "%s", fee)
+		Expect(fee.body).To(MatchJSON(`{"svcFee":0.15,"svcFeePercentage":1.5}`)) // 1.5% of 10.01
+		Expect(acct.c.get("/api/payouts/fee?amount=0.015").body).To(MatchJSON(`{"svcFee":0.00,"svcFeePercentage":1.5}`))
+		// every bound holds for the amount as asked, though it would round inside
+		Expect(errorText(acct.c.get(quotePath("EUR", "9.995")), 400)).To(ContainSubstring("9.995 USD is below this account's minimum"))
+		Expect(errorText(acct.c.get(quotePath("EUR", "100.001")), 400)).To(ContainSubstring("100.001 USD is above"))
+		free := newAccount()
+		for _, bad := range []string{"0.005", "0.0099", "1000000.001"} {
+			Expect(errorText(free.c.get(quotePath("EUR", bad)), 400)).To(HavePrefix("sourceAmount"), bad)
+			Expect(errorText(free.c.get("/api/payouts/fee?amount="+bad), 400)).To(HavePrefix("amount"), bad)
+		}
+	})
+
 	It("enforces the amount bounds, the account limits and the currencies", func() {
 		lo, hi := payoutv1.USDAmount("10"), payoutv1.USDAmount("100")
 		acct := newAccount()
@@ -93,6 +143,10 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 		Expect(errorText(acct.c.get("/api/payouts/quote?targetCurrency=EUR"), 400)).To(HavePrefix("sourceAmount"))
 		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20"), 400)).To(HavePrefix("targetCurrency"))
 		Expect(errorText(acct.c.get(quotePath("BGN", "20")), 400)).To(ContainSubstring("EUR"))
+		// codes compare in ASCII: a dotless ı is no I (Unicode case mapping would read ILS)
+		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20&targetCurrency=%C4%B1ls"), 400)).To(HavePrefix("targetCurrency"))
+		Expect(errorText(acct.c.get("/api/payouts/quote?sourceAmount=20&targetCurrency=%C5%BFek"), 400)).To(HavePrefix("targetCurrency"))
+		Expect(acct.c.get(quotePath("ils", "20")).json()["targetCurrency"]).To(Equal("ILS"))
 		errorText(acct.c.get(quotePath("XYZ", "20")), 400)
 		for _, ok := range []string{"10", "50.00", "100"} {
 			Expect(limited.c.get(quotePath("EUR", ok)).status).To(Equal(200))

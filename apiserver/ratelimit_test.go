@@ -1,8 +1,11 @@
 package apiserver
 
 import (
+	"context"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -70,3 +73,55 @@ var _ = Describe("rate limits (spec 8.1)", func() {
 			WithTimeout(10 * time.Second).Should(Equal(200))
 	})
 })
+
+// TestResetIsWhenTheWindowOpens: a client that waits until X-RateLimit-Reset finds the next
+// window open (spec 8.1), so Reset is the window's end rounded up, never down; Retry-After
+// likewise. Windows of one second keep the test short.
+func TestResetIsWhenTheWindowOpens(t *testing.T) {
+	kl := newKeyLimitsPer(map[string]int64{"b": 2}, time.Second)
+	ctx := context.Background()
+	for round := range 3 {
+		key := "k" + strconv.Itoa(round) // each round on a fresh window
+		var reset int64
+		for i := range 3 {
+			rec := httptest.NewRecorder()
+			ok, err := kl.take(ctx, rec, "b", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != (i < 2) {
+				t.Fatalf("round %d request %d: allowed %v", round, i+1, ok)
+			}
+			reset, _ = strconv.ParseInt(rec.Header().Get("X-RateLimit-Reset"), 10, 64)
+			if i == 2 {
+				retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+				if time.Now().Add(time.Duration(retry)*time.Second).Unix() < reset {
+					t.Errorf("round %d: Retry-After %d ends before Reset %d", round, retry, reset)
+				}
+			}
+		}
+		time.Sleep(time.Until(time.Unix(reset, 0)))
+		if ok, _ := kl.take(ctx, httptest.NewRecorder(), "b", key); !ok {
+			t.Fatalf("round %d: a request at X-RateLimit-Reset %d (now %s) was refused", round, reset, time.Now().Format(time.RFC3339Nano))
+		}
+	}
+}
+
+// TestPeekSpendsNothing: the headers of an answer that must not spend the budget.
+func TestPeekSpendsNothing(t *testing.T) {
+	kl := newKeyLimits(map[string]int64{"b": 5})
+	ctx := context.Background()
+	rec := httptest.NewRecorder()
+	if err := kl.peek(ctx, rec, "b", "k"); err != nil || rec.Header().Get("X-RateLimit-Remaining") != "5" {
+		t.Fatalf("peek before any request: %v, remaining %q", err, rec.Header().Get("X-RateLimit-Remaining"))
+	}
+	if _, err := kl.take(ctx, httptest.NewRecorder(), "b", "k"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		rec = httptest.NewRecorder()
+		if err := kl.peek(ctx, rec, "b", "k"); err != nil || rec.Header().Get("X-RateLimit-Remaining") != "4" {
+			t.Fatalf("peek after one request: %v, remaining %q", err, rec.Header().Get("X-RateLimit-Remaining"))
+		}
+	}
+}

@@ -10,10 +10,15 @@ import (
 
 // detailsFromAPI stores validated recipient details: the fields of spec 2.1.1 in their typed
 // slots, every other field of the account type under other, keyed as in the requirements
-// ("address.region" for an address field beyond the five of spec 2.1.1).
+// ("address.region" for an address field beyond the five of spec 2.1.1). A null value is a
+// field not given, as Validate reads it.
 func detailsFromAPI(m map[string]any) (payoutv1.RecipientDetails, error) {
 	var d payoutv1.RecipientDetails
 	for k, v := range m {
+		if v == nil {
+			// null is "not given", as validation reads it
+			continue
+		}
 		if k == "address" {
 			addr, ok := v.(map[string]any)
 			if !ok {
@@ -21,6 +26,9 @@ func detailsFromAPI(m map[string]any) (payoutv1.RecipientDetails, error) {
 			}
 			a := &payoutv1.PostalAddress{}
 			for ak, av := range addr {
+				if av == nil {
+					continue
+				}
 				s, ok := av.(string)
 				if !ok {
 					return d, apierror.FieldErrorf("details.address."+ak, "must be a string")

@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +19,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/index"
 )
@@ -103,6 +107,9 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 	if err := b.unknown(); err != nil {
 		return err
 	}
+	if err := walletChecksum("wallet", wallet); err != nil {
+		return err
+	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
 		return err
 	}
@@ -124,7 +131,7 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 			Details: stored, Country: payoutv1.CountryCode(valid.Country), Wallet: payoutv1.NormalizeWallet(wallet),
 		},
 	}
-	if err := s.createRecipient(r.Context(), c, rc); err != nil {
+	if _, err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, recipientView(rc))
@@ -179,11 +186,14 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
+	if err := walletChecksum("wallet", wallet); err != nil {
+		return err
+	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
 		return err
 	}
 	if old.Spec.Deactivated {
-		return apierror.Errorf(apierror.Invalid, "recipient %d is deleted and cannot be updated", old.Spec.ID)
+		return s.superseded(r.Context(), old)
 	}
 
 	next := old.Spec.DeepCopy()
@@ -219,47 +229,134 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 	}
 
 	// The replacement exists before the old recipient is retired: a crash in between leaves a
-	// duplicate, never a recipient lost.
+	// duplicate, never a recipient lost. A request that cannot retire it (another update or a
+	// delete won the race, or the write failed) withdraws its replacement, so that no second
+	// active recipient and no claim of it remain.
 	rc := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(),
 		Labels: map[string]string{payoutv1.RecipientLineageLabel: old.Lineage()}}, Spec: *next}
-	if err := s.createRecipient(r.Context(), c, rc); err != nil {
+	claim, err := s.createRecipient(r.Context(), c, rc)
+	if err != nil {
 		return err
 	}
 	if err := s.retire(r.Context(), old, rc); err != nil {
+		s.withdraw(r.Context(), rc, claim)
 		return err
 	}
 	writeJSON(w, http.StatusOK, recipientView(rc))
 	return nil
 }
 
-// retire deactivates old in favour of its replacement. The write carries old's
-// resourceVersion: of two updates racing on one recipient only one retires it; the other
-// withdraws its replacement and is told to use the latest id.
+// retire deactivates old in favour of its replacement. The write carries the resourceVersion
+// it was computed from: of two updates racing on one recipient only one retires it, and the
+// other is answered as a PATCH of a retired recipient (superseded). A conflict from any other
+// change (a status write) is retried on a fresh read, a bounded number of times with backoff.
 func (s *Server) retire(ctx context.Context, old, replacement *payoutv1.Recipient) error {
-	for {
-		retired := old.DeepCopy()
+	cur := old.DeepCopy()
+	var lost *payoutv1.Recipient
+	err := retryConflict(ctx, func() error {
+		retired := cur.DeepCopy()
 		retired.Spec.Deactivated, retired.Spec.ReplacedBy = true, &replacement.Spec.ID
-		err := s.cfg.Client.Patch(ctx, retired, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
-		if err == nil {
-			s.awaitCached(ctx, retired)
-			return nil
-		}
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(old), old); err != nil {
-			return err
-		}
-		if old.Spec.Deactivated {
-			withdrawn := replacement.DeepCopy()
-			withdrawn.Spec.Deactivated = true
-			if err := s.cfg.Client.Patch(ctx, withdrawn, client.MergeFrom(replacement)); err != nil {
-				return err
+		err := s.cfg.Client.Patch(ctx, retired, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			fresh := &payoutv1.Recipient{}
+			if gerr := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(cur), fresh); gerr != nil {
+				return gerr
 			}
-			s.awaitCached(ctx, withdrawn)
-			return apierror.Errorf(apierror.Invalid, "recipient %d was updated or deleted meanwhile; use its latest id", old.Spec.ID)
+			if fresh.Spec.Deactivated {
+				lost = fresh
+				return nil
+			}
+			cur = fresh
+			return err
 		}
+		if err != nil {
+			return err
+		}
+		s.awaitCached(ctx, retired)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if lost != nil {
+		return s.superseded(ctx, lost)
+	}
+	return nil
+}
+
+// superseded answers an update of a recipient that is no longer active: 409 naming the
+// recipient's latest id when an update replaced it (spec 2.1: always use the id from the
+// latest response), 400 when it was deleted.
+func (s *Server) superseded(ctx context.Context, rc *payoutv1.Recipient) error {
+	if rc.Spec.ReplacedBy == nil {
+		return apierror.Errorf(apierror.Invalid, "recipient %d is deleted and cannot be updated", rc.Spec.ID)
+	}
+	latest := s.latestRecipient(ctx, rc)
+	replaced := fmt.Sprintf("recipient %d was replaced by recipient %d in an update", rc.Spec.ID, *rc.Spec.ReplacedBy)
+	if latest.Spec.Deactivated && latest.Spec.ReplacedBy == nil {
+		return apierror.Errorf(apierror.Conflict, "%s; its latest id %d is deleted", replaced, latest.Spec.ID)
+	}
+	return apierror.Errorf(apierror.Conflict, "%s; use its latest id %d", replaced, latest.Spec.ID)
+}
+
+// maxReplacements bounds the walk along replacedBy: an update chain longer than this is named
+// by the last id reached, still a newer one than the caller's.
+const maxReplacements = 32
+
+// latestRecipient follows replacedBy from rc to the newest recipient of its lineage that the
+// reads reach. The latest update may not be cached yet: it is read past the cache.
+func (s *Server) latestRecipient(ctx context.Context, rc *payoutv1.Recipient) *payoutv1.Recipient {
+	latest := rc
+	for range maxReplacements {
+		if latest.Spec.ReplacedBy == nil {
+			break
+		}
+		next := &payoutv1.Recipient{}
+		key := client.ObjectKey{Namespace: latest.Namespace, Name: strconv.FormatInt(*latest.Spec.ReplacedBy, 10)}
+		if err := s.cfg.APIReader.Get(ctx, key, next); err != nil {
+			// a replacement that is not there (yet or any more) is still the latest id known
+			return &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+				Spec: payoutv1.RecipientSpec{ID: *latest.Spec.ReplacedBy}}
+		}
+		latest = next
+	}
+	return latest
+}
+
+// withdraw removes a replacement that an update created but could not put in place, and then
+// its id's claim: the object first, so that the id is never free while a recipient holds it.
+// Best effort, on a context of its own, since the caller may be gone: a replacement that
+// cannot be deleted is logged and keeps its claim.
+func (s *Server) withdraw(ctx context.Context, rc *payoutv1.Recipient, claim *payoutv1.Claim) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	uid := rc.UID
+	if err := s.cfg.Client.Delete(ctx, rc, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		s.cfg.Log.Error(err, "withdrawing the replacement of a recipient update that lost", "recipient", rc.Name, "namespace", rc.Namespace)
+		return
+	}
+	s.awaitGone(ctx, rc)
+	s.release(ctx, claim)
+}
+
+// awaitGone waits (briefly) until the informer cache no longer holds obj, so that a caller
+// listing right after a withdrawal does not see it.
+func (s *Server) awaitGone(ctx context.Context, obj client.Object) {
+	probe := obj.DeepCopyObject().(client.Object)
+	key := client.ObjectKeyFromObject(obj)
+	pause := 2 * time.Millisecond
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		if err := s.cfg.Client.Get(ctx, key, probe); apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	s.cfg.Log.Info("cache did not drop a deleted object within 2s", "object", key.String())
 }
 
 // handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8). The recipient is
@@ -324,6 +421,16 @@ func (s *Server) deactivateRecipient(ctx context.Context, rc *payoutv1.Recipient
 	return done, err
 }
 
+// walletChecksum names the fault of a mixed-case EVM wallet whose EIP-55 checksum is wrong
+// (chain.CheckEVMAddress). checkWallet refuses such a wallet as well, as not an address; this
+// says why, so that the caller looks for the mistyped character.
+func walletChecksum(field, wallet string) error {
+	if errors.Is(chain.CheckEVMAddress(wallet), chain.ErrEVMChecksum) {
+		return apierror.FieldErrorf(field, "%s", chain.ErrEVMChecksum)
+	}
+	return nil
+}
+
 func holderName(b *body) (string, error) {
 	name, err := b.requiredStr("accountHolderName")
 	if err != nil {
@@ -343,11 +450,16 @@ func checkHolderName(name string) (string, error) {
 }
 
 // findRecipient finds a recipient by its public id anywhere, then applies ownership: another
-// account's recipient is 403 (spec 4.6), an unknown id 404.
+// account's recipient is 403 (spec 4.6), an unknown id 404. Any integer names a recipient or
+// none: 0, a negative id, one past 2^53-1 or one written with leading zeros is an unknown
+// recipient (404); only a path id that is not an integer at all is a 400.
 func (s *Server) findRecipient(ctx context.Context, c *Caller, idText string) (*payoutv1.Recipient, error) {
+	if !isIntegerText(idText) {
+		return nil, apierror.FieldErrorf("id", "must be a recipient id (an integer)")
+	}
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if err != nil || id <= 0 || id > payoutv1.MaxRecipientID || strconv.FormatInt(id, 10) != idText {
-		return nil, apierror.FieldErrorf("id", "must be a recipient id (a positive integer)")
+		return nil, apierror.Errorf(apierror.NotFound, "recipient %s not found", clipKey(idText))
 	}
 	list := &payoutv1.RecipientList{}
 	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: idText}); err != nil {
@@ -364,9 +476,26 @@ func (s *Server) findRecipient(ctx context.Context, c *Caller, idText string) (*
 	return nil, apierror.Errorf(apierror.NotFound, "recipient %d not found", id)
 }
 
-// createRecipient gives rc a fresh random id, claims it cluster-wide and creates it. Ids are
-// random in [10^12, 2^53) so that they are exact in JSON and cannot be guessed across accounts.
-func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Recipient) error {
+// isIntegerText reports whether s is an optionally signed run of ASCII digits.
+func isIntegerText(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// createRecipient gives rc a fresh random id, claims it cluster-wide and creates it, and
+// returns the claim. Ids are random in [10^12, 2^53) so that they are exact in JSON and cannot
+// be guessed across accounts.
+func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Recipient) (*payoutv1.Claim, error) {
 	for range 8 {
 		id := randomRecipientID()
 		idText := strconv.FormatInt(id, 10)
@@ -375,7 +504,7 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rc.Name, rc.Spec.ID = idText, id
 		if rc.Labels[payoutv1.RecipientLineageLabel] == "" {
@@ -386,12 +515,12 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 		}
 		if err := s.createOwned(ctx, c, rc); err != nil {
 			s.release(ctx, claim)
-			return err
+			return nil, err
 		}
 		s.awaitCached(ctx, rc)
-		return nil
+		return claim, nil
 	}
-	return apierror.Errorf(apierror.Internal, "no free recipient id after 8 attempts")
+	return nil, apierror.Errorf(apierror.Internal, "no free recipient id after 8 attempts")
 }
 
 func randomRecipientID() int64 {

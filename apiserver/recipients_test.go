@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -117,8 +122,20 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 			Expect(errorText(acct.c.do(method, rpath(987654321), body), 404)).To(ContainSubstring("not found"))
 		}
 		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeTrue())
-		Expect(errorText(acct.c.get("/api/payouts/recipients/abc"), 400)).To(HavePrefix("id"))
-		Expect(errorText(acct.c.get("/api/payouts/recipients/0012"), 400)).To(HavePrefix("id"))
+		// any integer names a recipient or none: those that cannot be ids are unknown recipients
+		many := acct.c.on(openServer(baseCfg, unlimited)) // more requests than a minute's budget
+		for _, unknown := range []string{"0", "-5", "+5", "0012", "-0", "9007199254740992", "99999999999999999999", "0" + strconv.FormatInt(id, 10)} {
+			for _, method := range []string{"GET", "PATCH", "DELETE"} {
+				var body any
+				if method == "PATCH" {
+					body = obj{"accountHolderName": "Nobody"}
+				}
+				Expect(errorText(many.do(method, "/api/payouts/recipients/"+unknown, body), 404)).To(ContainSubstring("not found"), "%s %s", method, unknown)
+			}
+		}
+		for _, notInteger := range []string{"abc", "1.5", "1e3", "12a", "-"} {
+			Expect(errorText(many.get("/api/payouts/recipients/"+notInteger), 400)).To(HavePrefix("id"), notInteger)
+		}
 	})
 
 	It("refuses invalid recipients with 400 naming the field, creating nothing", func() {
@@ -138,10 +155,42 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(errorText(acct.c.post("/api/payouts/recipients", abaBody("X Y", "United States")), 400)).To(ContainSubstring("country"))
 		Expect(errorText(acct.c.post("/api/payouts/recipients", noCountry), 400)).To(ContainSubstring("country"))
 		Expect(errorText(acct.c.post("/api/payouts/recipients", obj{"currency": "GBP", "type": "email_recipient", "accountHolderName": "X Y", "details": obj{"email": "x@example.com"}}), 400)).To(ContainSubstring("EUR"))
+		// the service's one e-mail check (internal/emailaddr), as for customer_email
+		for _, bad := range []string{"a@b", "Ann <ann@example.com>", "a@example.com, b@example.com"} {
+			Expect(errorText(acct.c.post("/api/payouts/recipients", obj{"currency": "EUR", "type": "email_recipient", "accountHolderName": "X Y", "details": obj{"email": bad}}), 400)).To(HavePrefix("details.email: "), bad)
+		}
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(BeEmpty())
 		list := &payoutv1.RecipientList{}
 		Expect(env.Client.List(ctx, list, client.InNamespace(payoutv1.AccountNamespace(acct.name)))).To(Succeed())
 		Expect(list.Items).To(BeEmpty())
+	})
+
+	It("reads null as absent and refuses a duplicate key inside details", func() {
+		// null is "not given" in details, as validation reads it (spec 2.1.1)
+		m := acct.create(obj{"currency": "EUR", "type": "iban", "accountHolderName": "Null Address",
+			"details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": nil}})
+		Expect(m["details"]).To(Equal(map[string]any{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}))
+		Expect(m["country"]).To(Equal("DE"))
+		m = acct.create(obj{"currency": "USD", "type": "aba", "accountHolderName": "Null State",
+			"details": obj{"legalType": "PRIVATE", "abartn": "026009593", "accountNumber": "12345678", "accountType": "CHECKING",
+				"address": obj{"country": "DE", "city": "Berlin", "firstLine": "Unter den Linden 1", "postCode": "10117", "state": nil}}})
+		Expect(m["details"].(map[string]any)["address"]).To(Equal(map[string]any{"country": "DE", "city": "Berlin", "firstLine": "Unter den Linden 1", "postCode": "10117"}))
+		noAddress := abaBody("Null Aba", "US")
+		noAddress["details"].(obj)["address"] = nil
+		Expect(errorText(acct.c.post("/api/payouts/recipients", noAddress), 400)).To(HavePrefix("details.address.country"))
+
+		// a duplicate key is a 400 at any depth (README: request bodies), never last-one-wins
+		dup := `{"currency":"EUR","type":"iban","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","iban":"DE89370400440532013000","iban":"GB29NWBK60161331926819"}}`
+		Expect(errorText(acct.c.post("/api/payouts/recipients", dup), 400)).To(Equal("details.iban: appears more than once"))
+		nested := `{"currency":"USD","type":"aba","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","abartn":"026009593","accountNumber":"12345678","accountType":"CHECKING",` +
+			`"address":{"country":"US","city":"New York","firstLine":"1 Main Street","postCode":"10001","state":"NY","city":"Boston"}}}`
+		Expect(errorText(acct.c.post("/api/payouts/recipients", nested), 400)).To(Equal("details.address.city: appears more than once"))
+		id := idOf(acct.create(ibanBody("Dup Patch")))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), `{"details":{"legalType":"PRIVATE","legalType":"BUSINESS","iban":"DE89370400440532013000"}}`), 400)).
+			To(Equal("details.legalType: appears more than once"))
+		refresh := `{"type":"iban","details":{"legalType":"PRIVATE","legalType":"BUSINESS"}}`
+		Expect(errorText(acct.c.post("/api/payouts/account-requirements?currency=EUR", refresh), 400)).To(Equal("details.legalType: appears more than once"))
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(3))
 	})
 
 	It("updates under a new id, keeping the stored country, and retires the old one", func() {
@@ -174,28 +223,85 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		}
 		bad["address"] = obj{"country": "USA", "city": "New York", "firstLine": "1 Main Street", "postCode": "10001", "state": "NY"}
 		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"details": bad}), 400)).To(ContainSubstring("country"))
-		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
+		// the replaced id names the latest one (spec 2.1: always use the id from the latest response)
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).
+			To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, id2, id3)))
+		Expect(errorText(acct.c.do("PATCH", rpath(id2), obj{"accountHolderName": "Again"}), 409)).
+			To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id2, id3, id3)))
+		Expect(acct.c.do("DELETE", rpath(id3), nil).status).To(Equal(200))
+		Expect(errorText(acct.c.do("PATCH", rpath(id3), obj{"accountHolderName": "Again"}), 400)).To(ContainSubstring("deleted"))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Again"}), 409)).To(ContainSubstring(fmt.Sprintf("its latest id %d is deleted", id3)))
 	})
 
 	It("lets one of several concurrent updates of a recipient win, leaving one active recipient", func() {
 		id := idOf(acct.create(ibanBody("Race Holder")))
-		statuses := make(chan int, 5)
+		answers := make(chan *response, 5)
 		for i := range 5 {
 			go func() {
 				defer GinkgoRecover()
-				statuses <- acct.c.do("PATCH", rpath(id), obj{"accountHolderName": fmt.Sprintf("Racer %c", 'A'+i)}).status
+				answers <- acct.c.do("PATCH", rpath(id), obj{"accountHolderName": fmt.Sprintf("Racer %c", 'A'+i)})
 			}()
 		}
-		wins := 0
+		var won int64
+		var lost []string
 		for range 5 {
-			st := <-statuses
-			Expect(st).To(BeElementOf(200, 400))
-			if st == 200 {
-				wins++
+			r := <-answers
+			Expect(r.status).To(BeElementOf(200, 409), "the losers are told the recipient was replaced: %s", r)
+			if r.status == 200 {
+				Expect(won).To(BeZero(), "one update wins")
+				won = idOf(r.json())
+			} else {
+				lost = append(lost, errorText(r, 409))
 			}
 		}
-		Expect(wins).To(Equal(1))
+		Expect(won).NotTo(BeZero())
+		for _, msg := range lost {
+			Expect(msg).To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, won, won)))
+		}
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+		expectNoDuplicates(acct, 2)
+	})
+
+	It("withdraws the replacement of an update that loses the race, leaving no duplicate and no claim", func() {
+		id := idOf(acct.create(ibanBody("Loser Holder")))
+		c := &Caller{Account: acct.model}
+		stale, err := srv.findRecipient(ctx, c, strconv.FormatInt(id, 10))
+		Expect(err).NotTo(HaveOccurred())
+		stale = stale.DeepCopy()
+		// the winner
+		winner := idOf(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Winner Holder"}).json())
+		// the loser, from the version it read before the winner's write
+		next := stale.Spec.DeepCopy()
+		next.ID, next.AccountHolderName = 0, "Loser Again"
+		loser := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(),
+			Labels: map[string]string{payoutv1.RecipientLineageLabel: stale.Lineage()}}, Spec: *next}
+		claim, err := srv.createRecipient(ctx, c, loser)
+		Expect(err).NotTo(HaveOccurred())
+		err = srv.retire(ctx, stale, loser)
+		Expect(apierror.CodeOf(err)).To(Equal(apierror.Conflict))
+		Expect(err.Error()).To(Equal(fmt.Sprintf("recipient %d was replaced by recipient %d in an update; use its latest id %d", id, winner, winner)))
+		srv.withdraw(ctx, loser, claim)
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(loser), &payoutv1.Recipient{}))).To(BeTrue(), "the replacement is gone")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(claim), &payoutv1.Claim{}))).To(BeTrue(), "its claim is released")
+		Expect(acct.c.get(rpath(loser.Spec.ID)).status).To(Equal(404))
+		data := acct.c.get("/api/payouts/recipients").json()["data"].([]any)
+		Expect(data).To(HaveLen(1))
+		Expect(idOf(data[0].(map[string]any))).To(Equal(winner))
+		expectNoDuplicates(acct, 2)
+	})
+
+	It("bounds the retries of a retirement that keeps conflicting, and withdraws its replacement", func() {
+		id := idOf(acct.create(ibanBody("Hot Holder")))
+		cfg := baseCfg
+		cfg.Client = conflictingPatches{Client: baseCfg.Client}
+		hot := openServer(cfg)
+		start := time.Now()
+		r := acct.c.on(hot).do("PATCH", rpath(id), obj{"accountHolderName": "Hot Again"})
+		Expect(errorText(r, 503)).To(ContainSubstring("retry shortly"))
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "bounded")
+		Expect(acct.c.get(rpath(id)).json()["active"]).To(BeTrue(), "the recipient is unchanged")
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+		expectNoDuplicates(acct, 1)
 	})
 
 	It("deletes: inactive, unusable, and its transfers in progress failed and counted", func() {
@@ -265,11 +371,52 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 	})
 })
 
+// expectNoDuplicates asserts, on the API server itself, that the account holds n recipients,
+// at most one active per lineage, and that every recipient-id claim held in its namespace has
+// its recipient.
+func expectNoDuplicates(acct *account, n int) {
+	GinkgoHelper()
+	ns := payoutv1.AccountNamespace(acct.name)
+	list := &payoutv1.RecipientList{}
+	Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	Expect(list.Items).To(HaveLen(n))
+	active := map[string]int{}
+	for _, rc := range list.Items {
+		if !rc.Spec.Deactivated {
+			active[rc.Lineage()]++
+		}
+	}
+	for lineage, count := range active {
+		Expect(count).To(Equal(1), "lineage %s has %d active recipients", lineage, count)
+	}
+	claims := &payoutv1.ClaimList{}
+	Expect(env.Client.List(ctx, claims)).To(Succeed())
+	held := 0
+	for _, cl := range claims.Items {
+		if cl.Spec.Kind == payoutv1.ClaimRecipientID && cl.Spec.Holder.Namespace == ns {
+			held++
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cl.Spec.Holder.Name}, &payoutv1.Recipient{})).To(Succeed(), "claim %s dangles", cl.Name)
+		}
+	}
+	Expect(held).To(Equal(n))
+}
+
+// conflictingPatches is a client whose patches of recipients always conflict, as on an object
+// that another writer keeps changing.
+type conflictingPatches struct{ client.Client }
+
+func (c conflictingPatches) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if rc, ok := obj.(*payoutv1.Recipient); ok {
+		return apierrors.NewConflict(payoutv1.GroupVersion.WithResource("recipients").GroupResource(), rc.Name, errors.New("changed meanwhile"))
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
 var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 	It("requires a wallet verified for this account", func() {
 		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
 		other := newAccount(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
-		wallet := "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		wallet := "0x8ba1f109551bD432803012645Ac136ddd64DBA72" // EIP-55 spelling
 		body := ibanBody("Kyc Holder")
 		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(HavePrefix("wallet"))
 		body["wallet"] = "not-a-wallet"
@@ -282,10 +429,30 @@ var _ = Describe("KYC wallets (spec 4.5 rule 1)", func() {
 		Eventually(func() int { r = acct.c.post("/api/payouts/recipients", body); return r.status }).Should(Equal(201))
 		id := idOf(r.json())
 		errorText(other.c.post("/api/payouts/recipients", body), 403)
+		// a single case carries no checksum and is the same wallet
+		for _, spelling := range []string{strings.ToLower(wallet), "0x" + strings.ToUpper(wallet[2:])} {
+			body["wallet"] = spelling
+			Expect(acct.c.post("/api/payouts/recipients", body).status).To(Equal(201), spelling)
+		}
+		// mixed case with a wrong EIP-55 checksum (one letter's case flipped) is refused
+		body["wallet"] = "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		Expect(errorText(acct.c.do("PATCH", rpath(id), obj{"accountHolderName": "Kyc Again", "wallet": "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"}), 400)).
+			To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		Expect(errorText(acct.c.do("DELETE", rpath(id)+"?wallet=0x8Ba1f109551bD432803012645Ac136ddd64DBA72", nil), 400)).To(HavePrefix("wallet"))
 
 		errorText(acct.c.do("DELETE", rpath(id), nil), 400)
 		errorText(acct.c.do("DELETE", rpath(id)+"?wallet=0x0000000000000000000000000000000000000001", nil), 403)
 		Expect(acct.c.do("DELETE", rpath(id)+"?wallet="+wallet, nil).status).To(Equal(200))
+	})
+
+	It("refuses a mixed-case wallet with a wrong checksum also where KYC is off", func() {
+		acct := newAccount()
+		body := ibanBody("Free Holder")
+		body["wallet"] = "0x8Ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", body), 400)).To(Equal("wallet: " + chain.ErrEVMChecksum.Error()))
+		body["wallet"] = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+		Expect(acct.create(body)["active"]).To(BeTrue())
 	})
 
 	It("fails closed with 503 when the verification service cannot answer", func() {
@@ -327,6 +494,43 @@ var _ = Describe("sanctions screening (spec 4.5 rule 3, 4.7)", func() {
 		}
 		errorText(acct.c.post("/api/payouts/recipients", business("DE", "Hamburg", "Goschenstasse 13", "21073")), 403)
 		Expect(acct.c.post("/api/payouts/recipients", business("FR", "Paris", "1 Rue de Rivoli", "75001")).status).To(Equal(201))
+	})
+
+	It("takes an optional address on a person's iban, sort_code and philippines recipient and screens with it", func() {
+		acct := newAccount()
+		// spec 2.1.1 lists legalType and the account fields alone: a business needs no address
+		biz := obj{"currency": "EUR", "type": "iban", "accountHolderName": "Business Holder", "details": obj{"legalType": "BUSINESS", "iban": "DE89370400440532013000"}}
+		m := acct.create(biz)
+		sameJSON(m["details"], biz["details"])
+		Expect(m["country"]).To(Equal("DE"), "the IBAN's country")
+		person := func(details obj) obj {
+			return obj{"currency": "EUR", "type": "iban", "accountHolderName": "Mounir El Motassadeq", "details": details}
+		}
+		withAddress := func(country, city, street, post string) obj {
+			return person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000",
+				"address": obj{"country": country, "city": city, "firstLine": street, "postCode": post}})
+		}
+		// the SDN record has an address: without one on the recipient, the name alone decides
+		Expect(errorText(acct.c.post("/api/payouts/recipients", person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000"})), 403)).To(ContainSubstring("sanctions"))
+		// with one, it is weighed (spec 4.5 rule 3): another country and street clear the holder
+		fr := withAddress("FR", "Paris", "1 Rue de Rivoli", "75001")
+		m = acct.create(fr)
+		Expect(m["country"]).To(Equal("FR"), "details.address.country")
+		sameJSON(m["details"], fr["details"])
+		errorText(acct.c.post("/api/payouts/recipients", withAddress("DE", "Hamburg", "Goschenstasse 13", "21073")), 403)
+
+		for _, body := range []obj{
+			{"currency": "GBP", "type": "sort_code", "accountHolderName": "Sort Person", "details": obj{"legalType": "PRIVATE", "sortCode": "040075", "accountNumber": "37618166", "address": obj{"country": "GB", "city": "London"}}},
+			{"currency": "GBP", "type": "sort_code", "accountHolderName": "Sort Business", "details": obj{"legalType": "BUSINESS", "sortCode": "040075", "accountNumber": "37618166"}},
+			{"currency": "PHP", "type": "philippines", "accountHolderName": "Peso Person", "details": obj{"legalType": "PRIVATE", "bankCode": "BDO", "accountNumber": "001234567890", "address": obj{"country": "PH"}}},
+			{"currency": "PHP", "type": "philippines", "accountHolderName": "Peso Business", "details": obj{"legalType": "BUSINESS", "bankCode": "BDO", "accountNumber": "001234567890"}},
+		} {
+			sameJSON(acct.create(body)["details"], body["details"])
+		}
+		noCountry := person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": obj{"city": "Paris"}})
+		Expect(errorText(acct.c.post("/api/payouts/recipients", noCountry), 400)).To(HavePrefix("details.address.country"))
+		alpha3 := person(obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000", "address": obj{"country": "FRA"}})
+		Expect(errorText(acct.c.post("/api/payouts/recipients", alpha3), 400)).To(HavePrefix("details.address.country"))
 	})
 
 	It("fails closed with 503 when the screening data cannot be loaded", func() {

@@ -93,7 +93,7 @@ func New(cfg Config) (*Server, error) {
 		limits:  newKeyLimits(budgets),
 		openapi: doc,
 	}
-	s.handler = observe(cfg.Log, limitBody(cfg.MaxBodyBytes, s.newMux()))
+	s.handler = observe(cfg.Log, s.door(limitBody(cfg.MaxBodyBytes, s.newMux())))
 	return s, nil
 }
 

@@ -75,9 +75,11 @@ type AmountLimits struct {
 
 // ServiceFee is the account's platform fee.
 type ServiceFee struct {
-	// percent of the source amount (1.5 means 1.5%).
+	// percent of the source amount (1.5 means 1.5%), at least 0 and below 100: a fee of 100% or
+	// more leaves nothing to price (pricing.CheckServiceFeePercent). The rule reads the text,
+	// so that no rounding through double admits 100.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="double(self) <= 100.0",message="percent must be at most 100"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|[1-9][0-9]?)([.][0-9]+)?$')",message="percent must be below 100"
 	Percent *Decimal `json:"percent,omitempty"`
 	// fixed fee in USD, shown on quotes (display only, spec 2.4).
 	// +optional

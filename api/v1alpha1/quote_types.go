@@ -15,7 +15,7 @@ const QuoteValiditySeconds = 300
 // named otherwise.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a quote is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.feeFxPercent) == has(self.feeFxAmount) && has(self.feeFxAmount) == has(self.feePayoutAmount)",message="the fee breakdown is present or absent as a whole"
-// +kubebuilder:validation:XValidation:rule="!self.v2Offloader || (!has(self.providerCharge) && (!has(self.serviceFeeFixed) || double(self.serviceFeeFixed) == 0.0))",message="v2-offloader quotes carry no provider charge and no fixed fee"
+// +kubebuilder:validation:XValidation:rule="!has(self.v2Offloader) || !self.v2Offloader || (!has(self.providerCharge) && (!has(self.serviceFeeFixed) || double(self.serviceFeeFixed) == 0.0))",message="v2-offloader quotes carry no provider charge and no fixed fee"
 type QuoteSpec struct {
 	// account the quote was issued to.
 	// +required

@@ -85,7 +85,9 @@ type RecipientDetails struct {
 }
 
 // RecipientSpec is a bank-type recipient (spec 2.1). Everything but the deactivation is
-// immutable: an update through the API creates a new Recipient with a new id (spec 4.7).
+// immutable: an update through the API creates a new Recipient with a new id (spec 4.7). A
+// field rule self == oldSelf holds only while the optional field is there before and after, so
+// the optional immutable fields also keep their presence (the has() rules below).
 // +kubebuilder:validation:XValidation:rule="self.type != 'iban' || (has(self.details.iban) && has(self.details.legalType))",message="an iban recipient needs details.iban and details.legalType"
 // +kubebuilder:validation:XValidation:rule="self.type != 'sort_code' || (has(self.details.sortCode) && has(self.details.accountNumber))",message="a sort_code recipient needs details.sortCode and details.accountNumber"
 // +kubebuilder:validation:XValidation:rule="self.type != 'aba' || (has(self.details.abartn) && has(self.details.accountNumber) && has(self.details.address))",message="an aba recipient needs details.abartn, details.accountNumber and details.address"
@@ -94,6 +96,8 @@ type RecipientDetails struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.details.address) || !has(self.country) || self.country == self.details.address.country",message="country must equal details.address.country"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deactivated) || !oldSelf.deactivated || (has(self.deactivated) && self.deactivated)",message="a deactivated recipient cannot be reactivated"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replacedBy) || (has(self.replacedBy) && self.replacedBy == oldSelf.replacedBy)",message="replacedBy is set once"
+// +kubebuilder:validation:XValidation:rule="has(self.country) == has(oldSelf.country)",message="country is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.wallet) == has(oldSelf.wallet)",message="wallet is immutable"
 type RecipientSpec struct {
 	// id is the public integer id; the object is named by it.
 	// +required

@@ -116,6 +116,21 @@ var _ = Describe("CEL and schema rules", func() {
 		r.Spec.AccountHolderName = "Somebody Else"
 		expectInvalid(env.Client.Update(ctx, r), "accountHolderName is immutable")
 
+		// an optional field is immutable in its presence too
+		r = testgen.Recipient(ns, 48, func(r *payoutv1.Recipient) { r.Spec.Country = "" })
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.Country = "FR"
+		expectInvalid(env.Client.Update(ctx, r), "country is immutable")
+		r = testgen.Recipient(ns, 49, func(r *payoutv1.Recipient) { r.Spec.Wallet = "0x8ba1f109551bd432803012645ac136ddd64dba72" })
+		Expect(env.Client.Create(ctx, r)).To(Succeed())
+		r.Spec.Wallet = ""
+		expectInvalid(env.Client.Update(ctx, r), "wallet is immutable")
+		// the one change allowed: retirement
+		r.Spec.Wallet = "0x8ba1f109551bd432803012645ac136ddd64dba72"
+		replacement := int64(50)
+		r.Spec.Deactivated, r.Spec.ReplacedBy = true, &replacement
+		Expect(env.Client.Update(ctx, r)).To(Succeed())
+
 		q := testgen.Quote(ns, "11111111-2222-4333-8444-555555555555")
 		Expect(env.Client.Create(ctx, q)).To(Succeed())
 		q.Spec.TargetAmount = "99.99"
@@ -162,8 +177,17 @@ var _ = Describe("CEL and schema rules", func() {
 		pct := payoutv1.Decimal("1.5.0")
 		a := testgen.Account("bad-decimal", func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
 		expectInvalid(env.Client.Create(ctx, a), "spec.serviceFee.percent")
-		pct = "150"
-		expectInvalid(env.Client.Create(ctx, a), "percent must be at most 100")
+		// a service fee of 100% or more cannot be priced (pricing.CheckServiceFeePercent)
+		for i, bad := range []payoutv1.Decimal{"150", "100", "100.0", "100.000000000000000001", "999"} {
+			pct = bad
+			a := testgen.Account(fmt.Sprintf("big-fee-%d", i), func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+			expectInvalid(env.Client.Create(ctx, a), "percent must be below 100")
+		}
+		for i, ok := range []payoutv1.Decimal{"0", "1.5", "99.99", "99.999999999999999999"} {
+			pct := ok
+			a := testgen.Account(fmt.Sprintf("fee-%d", i), func(a *payoutv1.PayoutAccount) { a.Spec.ServiceFee.Percent = &pct })
+			Expect(env.Client.Create(ctx, a)).To(Succeed(), "percent %s", ok)
+		}
 	})
 
 	It("checks each account type's own details", func() {
@@ -206,6 +230,27 @@ var _ = Describe("CEL and schema rules", func() {
 			Email: "d@example.com", KYCRequired: false, V1Enabled: true, V2WalletScreening: true,
 			V2FeeStructure: false, SmartWalletDeployed: true,
 		}))
+	})
+
+	It("takes a quote with a provider charge or a fixed fee unless it is a v2-offloader quote", func() {
+		charge, fixed, zero := payoutv1.Decimal("3.00"), payoutv1.Decimal("2.50"), payoutv1.Decimal("0.00")
+		// v2Offloader is omitted when false: the rule must not read it without has()
+		q := testgen.Quote(ns, "11111111-2222-4333-8444-888888888881", func(q *payoutv1.Quote) {
+			q.Spec.ProviderCharge, q.Spec.ServiceFeeFixed = &charge, &fixed
+		})
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888882", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ServiceFeeFixed = true, &zero
+		})
+		Expect(env.Client.Create(ctx, q)).To(Succeed())
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888883", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ProviderCharge = true, &charge
+		})
+		expectInvalid(env.Client.Create(ctx, q), "v2-offloader quotes carry no provider charge and no fixed fee")
+		q = testgen.Quote(ns, "11111111-2222-4333-8444-888888888884", func(q *payoutv1.Quote) {
+			q.Spec.V2Offloader, q.Spec.ServiceFeeFixed = true, &fixed
+		})
+		expectInvalid(env.Client.Create(ctx, q), "v2-offloader quotes carry no provider charge and no fixed fee")
 	})
 
 	It("keeps the fee breakdown whole", func() {

@@ -75,6 +75,8 @@ var _ = Describe("wallet verify", func() {
 		acme := newAccount("verify")
 		fails("error: invalid wallet address \"0x8ba1f109\": not an EVM address (0x and 40 hex digits) or a Solana address (32 to 44 base58 characters)\n",
 			"wallet", "verify", "0x8ba1f109", "--account", acme)
+		fails("error: invalid wallet address \"0x8Ba1f109551bD432803012645Ac136ddd64DBA72\": the EVM address has mixed case but a wrong EIP-55 checksum; check it, or send it all in lower case\n",
+			"wallet", "verify", "0x8Ba1f109551bD432803012645Ac136ddd64DBA72", "--account", acme)
 		Expect(walletsOf(acme)).To(BeEmpty())
 	})
 
@@ -85,7 +87,7 @@ var _ = Describe("wallet verify", func() {
 })
 
 var _ = Describe("wallet block", func() {
-	const address = "0xDEADbeef00000000000000000000000000000001"
+	const address = "0xdEADbeEF00000000000000000000000000000001" // its EIP-55 spelling
 
 	It("puts the wallet on the risk list once, whatever the spelling", func() {
 		Expect(succeeds("wallet", "block", address, "--reason", "chargeback fraud")).
@@ -103,6 +105,9 @@ var _ = Describe("wallet block", func() {
 	It("refuses a bad address and stores nothing", func() {
 		fails("error: invalid wallet address \"not-a-wallet\": not an EVM address (0x and 40 hex digits) or a Solana address (32 to 44 base58 characters)\n",
 			"wallet", "block", "not-a-wallet")
+		// mixed case with a wrong EIP-55 checksum: likely mistyped, so refused rather than listed
+		fails("error: invalid wallet address \"0xDEADbeef00000000000000000000000000000001\": the EVM address has mixed case but a wrong EIP-55 checksum; check it, or send it all in lower case\n",
+			"wallet", "block", "0xDEADbeef00000000000000000000000000000001")
 		err := k8s.Get(ctx, client.ObjectKey{Name: payoutv1.WalletName("not-a-wallet")}, &payoutv1.BlockedWallet{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	})

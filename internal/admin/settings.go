@@ -17,7 +17,7 @@ type AccountSettings struct {
 	KYCRequired, V1Enabled, V2WalletScreening, V2FeeStructure, SmartWalletDeployed bool
 
 	// MinAmount and MaxAmount are inclusive USD bounds; ServiceFeeFixed is in USD: at most two
-	// decimals, 0 to 1000000. ServiceFeePercent is 0 to 100 (1.5 means 1.5%). "" means not set:
+	// decimals, 0 to 1000000. ServiceFeePercent is at least 0 and below 100 (1.5 means 1.5%). "" means not set:
 	// no bound, and no fee (pricing reads an absent fee as 0).
 	MinAmount, MaxAmount, ServiceFeePercent, ServiceFeeFixed string
 

@@ -58,13 +58,17 @@ func TestSettingsSpecRefusesInvalidSettings(t *testing.T) {
 	}{
 		{"empty email", valid(func(s *AccountSettings) { s.Email = "" }), FieldEmail, "not an e-mail address"},
 		{"email without @", valid(func(s *AccountSettings) { s.Email = "ops.example.com" }), FieldEmail, "not an e-mail address"},
+		{"email without a dotted domain", valid(func(s *AccountSettings) { s.Email = "ops@localhost" }), FieldEmail, "not an e-mail address"},
+		{"email with a display name", valid(func(s *AccountSettings) { s.Email = "Ops <ops@example.com>" }), FieldEmail, "not an e-mail address"},
 		{"three decimals", valid(func(s *AccountSettings) { s.MinAmount = "1.234" }), FieldMinAmount, "at most 2 decimals"},
 		{"negative amount", valid(func(s *AccountSettings) { s.MinAmount = "-1" }), FieldMinAmount, "non-negative decimal"},
 		{"exponent", valid(func(s *AccountSettings) { s.MaxAmount = "1e3" }), FieldMaxAmount, "non-negative decimal"},
 		{"leading zero", valid(func(s *AccountSettings) { s.MaxAmount = "010" }), FieldMaxAmount, "non-negative decimal"},
 		{"above a million", valid(func(s *AccountSettings) { s.MaxAmount = "1000000.01" }), FieldMaxAmount, "at most 1000000"},
 		{"min above max", valid(func(s *AccountSettings) { s.MinAmount, s.MaxAmount = "100", "99.99" }), FieldMaxAmount, "below the min amount 100"},
-		{"percent above 100", valid(func(s *AccountSettings) { s.ServiceFeePercent = "100.5" }), FieldServiceFeePercent, "at most 100"},
+		{"percent above 100", valid(func(s *AccountSettings) { s.ServiceFeePercent = "100.5" }), FieldServiceFeePercent, "below 100"},
+		{"percent of 100", valid(func(s *AccountSettings) { s.ServiceFeePercent = "100" }), FieldServiceFeePercent, "below 100"},
+		{"percent of 100.00", valid(func(s *AccountSettings) { s.ServiceFeePercent = "100.00" }), FieldServiceFeePercent, "below 100"},
 		{"percent not a number", valid(func(s *AccountSettings) { s.ServiceFeePercent = "1,5" }), FieldServiceFeePercent, "non-negative decimal"},
 		{"fixed fee three decimals", valid(func(s *AccountSettings) { s.ServiceFeeFixed = "0.001" }), FieldServiceFeeFixed, "at most 2 decimals"},
 		{"not a CIDR", valid(func(s *AccountSettings) { s.AllowedIPs = []string{"10.0.0.0/33"} }), FieldAllowedIPs, "not a CIDR"},
@@ -89,7 +93,7 @@ func TestSettingsSpecRefusesInvalidSettings(t *testing.T) {
 
 func TestSettingsSpecAcceptsTheBounds(t *testing.T) {
 	s := DefaultAccountSettings("acme")
-	s.MinAmount, s.MaxAmount, s.ServiceFeePercent, s.ServiceFeeFixed = "0", "1000000", "100", "1000000.00"
+	s.MinAmount, s.MaxAmount, s.ServiceFeePercent, s.ServiceFeeFixed = "0", "1000000", "99.999999999999999999", "1000000.00"
 	s.AllowedIPs = []string{"0.0.0.0/0"}
 	if _, err := s.Spec(); err != nil {
 		t.Fatal(err)

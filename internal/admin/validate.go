@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -9,34 +10,29 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/emailaddr"
+	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
 // The rules below repeat the CRD schema (api/v1alpha1) on purpose: the API server would refuse
 // the same values, but with messages about JSON paths instead of flags.
 var (
 	accountNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	emailPattern       = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
 	decimalPattern     = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.([0-9]+))?$`)
-	evmAddressPattern  = regexp.MustCompile(`^0[xX][0-9a-fA-F]{40}$`)
-	// base58 has no 0, O, I or l; 32 bytes (a Solana public key) encode to 32 to 44 characters.
-	base58AddressPattern = regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{32,44}$`)
-	keyIDPattern         = regexp.MustCompile(`^[a-z0-9]{8,40}$`)
-	transferIDPattern    = regexp.MustCompile(`^[0-9a-f]{24}$`)
+	keyIDPattern       = regexp.MustCompile(`^[a-z0-9]{8,40}$`)
+	transferIDPattern  = regexp.MustCompile(`^[0-9a-f]{24}$`)
 )
 
 const (
 	maxAccountNameLen = 50
-	maxEmailLen       = 254
 	maxAllowedIPs     = 64
 	maxReasonLen      = 256
 	usdDecimals       = 2
 	percentDecimals   = 18
 )
 
-var (
-	maxUSDAmount = decimal.NewFromInt(1_000_000)
-	maxPercent   = decimal.NewFromInt(100)
-)
+var maxUSDAmount = decimal.NewFromInt(1_000_000)
 
 // ValidateAccountName checks that name can name an account: a DNS label of at most 50
 // characters, so that its namespace payout-<name> is a valid namespace name too.
@@ -51,8 +47,10 @@ func ValidateAccountName(name string) error {
 	return nil
 }
 
+// validateEmail accepts the addresses the service sends mail to (emailaddr.Check): the
+// account's e-mail is the default customer_email of v2 transfers.
 func validateEmail(email string) error {
-	if len(email) > maxEmailLen || !emailPattern.MatchString(email) {
+	if emailaddr.Check(email) != nil {
 		return invalid(FieldEmail, email, "not an e-mail address such as ops@example.com")
 	}
 	return nil
@@ -74,7 +72,8 @@ func validateUSDAmount(field, v string) error {
 	return nil
 }
 
-// validatePercent accepts "" (not set) and percentages from 0 to 100 (1.5 means 1.5%).
+// validatePercent accepts "" (not set) and the service fee percentages pricing can apply: at
+// least 0 and below 100 (1.5 means 1.5%; pricing.CheckServiceFeePercent is the rule).
 func validatePercent(field, v string) error {
 	if v == "" {
 		return nil
@@ -83,8 +82,8 @@ func validatePercent(field, v string) error {
 	if err != nil {
 		return err
 	}
-	if d.GreaterThan(maxPercent) {
-		return invalid(field, v, "a percentage is at most 100")
+	if pricing.CheckServiceFeePercent(d) != nil {
+		return invalid(field, v, "a service fee percentage is below 100 (0 to 99.99…)")
 	}
 	return nil
 }
@@ -147,13 +146,25 @@ func parseAllowedIP(e string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// ValidateWalletAddress accepts EVM addresses (0x and 40 hex digits, any case) and base58
-// addresses of 32 to 44 characters (Solana). EIP-55 checksums are not checked: EVM addresses
-// compare case-insensitively throughout the service.
+// ValidateWalletAddress accepts the wallets the facade accepts (chain.CheckEVMAddress,
+// chain.IsSolanaAddress): EVM addresses, 0x and 40 hex digits, whose EIP-55 checksum is right
+// when they are in mixed case (all lower or all upper case carry none), and Solana addresses
+// (base58 of a 32-byte key, 32 to 44 characters). Surrounding space and an upper-case 0X are
+// forgiven; stored, EVM addresses are lower case and compare case-insensitively.
 func ValidateWalletAddress(address string) error {
 	a := strings.TrimSpace(address)
-	if evmAddressPattern.MatchString(a) || base58AddressPattern.MatchString(a) {
+	if strings.HasPrefix(a, "0X") {
+		a = "0x" + a[2:]
+	}
+	if chain.IsSolanaAddress(a) {
 		return nil
+	}
+	err := chain.CheckEVMAddress(a)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, chain.ErrEVMChecksum):
+		return invalid(FieldWalletAddress, address, err.Error())
 	}
 	return invalid(FieldWalletAddress, address,
 		"not an EVM address (0x and 40 hex digits) or a Solana address (32 to 44 base58 characters)")

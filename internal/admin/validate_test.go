@@ -41,9 +41,16 @@ func TestValidateWalletAddress(t *testing.T) {
 		"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T1", // 45 characters
 		"1111111111111111111111111111111",               // 31
 		"0OIl1111111111111111111111111111111",           // not base58
+		"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",  // base58, but 33 bytes: no Solana key
 	} {
 		if err := ValidateWalletAddress(bad); err == nil || !strings.Contains(err.Error(), "not an EVM address") {
 			t.Errorf("%q: got %v, want a wallet-address error", bad, err)
+		}
+	}
+	// a mixed-case EVM address is checked against its EIP-55 checksum, as the facade does
+	for _, bad := range []string{"0x8Ba1f109551bD432803012645Ac136ddd64DBA72", "0xDEADbeef00000000000000000000000000000001"} {
+		if err := ValidateWalletAddress(bad); err == nil || !strings.Contains(err.Error(), "wrong EIP-55 checksum") {
+			t.Errorf("%q: got %v, want a checksum error", bad, err)
 		}
 	}
 }

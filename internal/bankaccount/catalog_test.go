@@ -260,14 +260,30 @@ func TestRefresh(t *testing.T) {
 		}
 		return fieldsByKey(typeOf(t, ats, typ))
 	}
+	// spec 2.1.1: iban, sort_code and philippines take an optional address for either legal
+	// type; the other types ask a business for its address
 	base, _ := c.Requirements("GBP")
-	if _, ok := fieldsByKey(typeOf(t, base, "sort_code"))["address.country"]; ok {
-		t.Error("GBP sort_code lists an address for a PRIVATE recipient")
+	for _, lt := range []string{"PRIVATE", "BUSINESS"} {
+		for _, cur := range []struct{ cur, typ string }{{"GBP", "sort_code"}, {"EUR", "iban"}, {"PHP", "philippines"}} {
+			fields := keysOf(cur.cur, cur.typ, map[string]any{"legalType": lt, "address": map[string]any{"country": "US"}})
+			for _, k := range []string{"address.country", "address.city", "address.firstLine", "address.postCode", "address.state"} {
+				if f, ok := fields[k]; !ok || f.Required {
+					t.Errorf("%s %s %s: %s listed %t, required %t; want listed and optional", cur.cur, cur.typ, lt, k, ok, f.Required)
+				}
+			}
+		}
 	}
-	biz := keysOf("GBP", "sort_code", map[string]any{"legalType": "BUSINESS"})
+	if _, ok := fieldsByKey(typeOf(t, base, "sort_code"))["address.country"]; !ok {
+		t.Error("GBP sort_code lists no optional address for a PRIVATE recipient")
+	}
+	ars, _ := c.Requirements("ARS")
+	if _, ok := fieldsByKey(typeOf(t, ars, "argentina"))["address.country"]; ok {
+		t.Error("ARS argentina lists an address for a PRIVATE recipient")
+	}
+	biz := keysOf("ARS", "argentina", map[string]any{"legalType": "BUSINESS"})
 	for _, k := range []string{"address.country", "address.city", "address.firstLine", "address.postCode", "address.state"} {
 		if _, ok := biz[k]; !ok {
-			t.Errorf("GBP sort_code BUSINESS lacks %s", k)
+			t.Errorf("ARS argentina BUSINESS lacks %s", k)
 		}
 	}
 	if !biz["address.country"].Required || biz["address.state"].Required {
@@ -336,6 +352,7 @@ func TestCurrencyErrors(t *testing.T) {
 		{"bgn", "did you mean BGN?"},
 		{"XYZ", `currency: "XYZ" is not a supported payout currency; supported: AED, ALL`},
 		{"EURO", `"EURO" is not a supported payout currency`},
+		{"ıls", `"ıls" is not a supported payout currency`}, // no hint through Unicode case mapping
 	}
 	for _, tc := range cases {
 		errs := map[string]error{}

@@ -69,7 +69,7 @@ func (c *Catalog) currencyOffers(currency string) ([]*offer, error) {
 	if msg, ok := c.unsupported[currency]; ok {
 		return nil, apierror.FieldErrorf("currency", "%s", msg)
 	}
-	if up := strings.ToUpper(currency); up != currency && (c.offers[up] != nil || c.unsupported[up] != "") {
+	if up := asciiUpper(currency); up != currency && (c.offers[up] != nil || c.unsupported[up] != "") {
 		return nil, apierror.FieldErrorf("currency", "%q is not a supported currency: codes are upper-case ISO 4217 (did you mean %s?)", currency, up)
 	}
 	return nil, apierror.FieldErrorf("currency", "%q is not a supported payout currency; supported: %s", truncate(currency, 16), strings.Join(c.currencies, ", "))
@@ -143,6 +143,17 @@ func holds(conds []condition, values map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// asciiUpper upper-cases ASCII letters only: Unicode case mapping would read "ıls" as ILS.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 func isCurrencyCode(s string) bool {

@@ -2,12 +2,12 @@ package bankaccount
 
 import (
 	"fmt"
-	"net/mail"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/emailaddr"
 )
 
 // Validate checks recipient details (spec 2.1.1, 4.5, 4.7) for an account type of a
@@ -59,6 +59,11 @@ func (c *Catalog) Validate(currency, accountType string, details map[string]any)
 	}
 	if err := o.checkApplicable(values, objects); err != nil {
 		return nil, err
+	}
+	// Spec 2.1.1: whenever details.address is present, its country is required, also where
+	// the address itself is optional.
+	if objects[addressObject] && values[addressObject+".country"] == "" {
+		return nil, apierror.FieldErrorf("details.address.country", "required whenever details.address is given: an ISO 3166-1 alpha-2 code such as US")
 	}
 	for _, g := range o.groups {
 		for _, f := range g.fields {
@@ -237,20 +242,16 @@ func validateEmailRecipient(details map[string]any) (*Details, error) {
 		return nil, apierror.FieldErrorf("details.email", "required")
 	case !ok:
 		return nil, apierror.FieldErrorf("details.email", "must be a string, got %s", jsonKind(details["email"]))
-	case len(v) > 254:
-		return nil, apierror.FieldErrorf("details.email", "must be at most 254 characters (RFC 5321)")
 	}
-	// ParseAddress also takes display names and comments ("Ann <a@b.c>"); only a bare
-	// address that parses back to itself is an address the payout can be sent to.
-	a, err := mail.ParseAddress(v)
-	if err != nil || a.Address != v || a.Name != "" {
-		return nil, apierror.FieldErrorf("details.email", "must be a plain e-mail address such as name@example.com")
-	}
-	if at := strings.LastIndexByte(v, '@'); !strings.Contains(v[at+1:], ".") {
-		return nil, apierror.FieldErrorf("details.email", "must have a domain with a dot, such as example.com")
+	// the address the payout is sent to: the service's one e-mail check
+	if err := emailaddr.Check(v); err != nil {
+		return nil, apierror.FieldErrorf("details.email", "%s", err)
 	}
 	return &Details{Currency: "EUR", Type: EmailRecipientType}, nil
 }
+
+// addressObject is the key of the postal address in details (spec 2.1.1).
+const addressObject = "address"
 
 // stringValues reads details leniently for Refresh: only string values count.
 func stringValues(details map[string]any) map[string]string {

@@ -54,10 +54,24 @@ func TestValidateRules(t *testing.T) {
 		{"allowed values", "USD", "aba", d("abartn", "026009593", "accountNumber", "12345678", "accountType", "checking", "address", usAddress()), `details.accountType: must be one of CHECKING, SAVINGS, got "checking"`},
 		{"allowed values, long list", "PHP", "philippines", d("bankCode", "XYZ", "accountNumber", "001234567890"), `details.bankCode: "XYZ" is not one of the 64 values`},
 		{"field of the other legalType", "BRL", "brazil", d("bankCode", "001", "branchCode", "1234", "accountNumber", "12345678-9", "accountType", "CHECKING", "phoneNumber", "+55 21 5555 5555", "cpf", "529.982.247-25", "cnpj", "14.271.665/0001-44"), "details.cnpj: does not apply here: only when legalType is BUSINESS"},
-		{"address of a PRIVATE iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"country": "DE"}), "details.address.country: does not apply here: only when legalType is BUSINESS"},
-		{"empty address of a PRIVATE iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{}), "details.address: does not apply here: only when legalType is BUSINESS"},
-		{"BUSINESS needs the address", "EUR", "iban", d("legalType", "BUSINESS", "iban", "DE89370400440532013000"), "details.address.country: required"},
+		// spec 2.1.1 gives iban, sort_code and philippines legalType and the account fields
+		// alone: an address is optional for either legal type, and screened when given (4.5)
+		{"address of a PRIVATE iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"country": "DE"}), ""},
+		{"full address of a PRIVATE iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"country": "FR", "city": "Paris", "firstLine": "1 Rue de Rivoli", "postCode": "75001"}), ""},
+		{"empty address of a PRIVATE iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{}), "details.address.country: required whenever details.address is given"},
+		{"address without country of an iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"city": "Berlin"}), "details.address.country: required whenever details.address is given"},
+		{"null address of an iban recipient", "EUR", "iban", d("iban", "DE89370400440532013000", "address", nil), ""},
+		{"alpha-3 country of an optional address", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"country": "DEU"}), "details.address.country: must be an ISO 3166-1 alpha-2"},
+		{"US state of an optional address", "EUR", "iban", d("iban", "DE89370400440532013000", "address", map[string]any{"country": "US", "state": "New York"}), "details.address.state: must be a US state or territory code"},
+		{"BUSINESS iban without an address", "EUR", "iban", d("legalType", "BUSINESS", "iban", "DE89370400440532013000"), ""},
 		{"BUSINESS with address", "EUR", "iban", d("legalType", "BUSINESS", "iban", "DE89370400440532013000", "address", map[string]any{"country": "DE", "city": "Berlin", "firstLine": "Unter den Linden 1", "postCode": "10117"}), ""},
+		{"BUSINESS sort_code without an address", "GBP", "sort_code", d("legalType", "BUSINESS", "sortCode", "040075", "accountNumber", "37618166"), ""},
+		{"PRIVATE sort_code with an address", "GBP", "sort_code", d("sortCode", "040075", "accountNumber", "37618166", "address", map[string]any{"country": "GB", "city": "London"}), ""},
+		{"BUSINESS philippines without an address", "PHP", "philippines", d("legalType", "BUSINESS", "bankCode", "BDO", "accountNumber", "001234567890"), ""},
+		{"PRIVATE philippines with an address", "PHP", "philippines", d("bankCode", "BDO", "accountNumber", "001234567890", "address", map[string]any{"country": "PH"}), ""},
+		// other types keep the address for BUSINESS only (their fields are the requirements')
+		{"address of a PRIVATE argentina recipient", "ARS", "argentina", d("taxId", "20-12345678-6", "accountNumber", "0110599520000001234567", "address", map[string]any{"country": "AR"}), "details.address.country: does not apply here: only when legalType is BUSINESS"},
+		{"BUSINESS argentina needs the address", "ARS", "argentina", d("legalType", "BUSINESS", "taxId", "20-12345678-6", "accountNumber", "0110599520000001234567"), "details.address.country: required"},
 
 		// details.address.country (spec 2.1.1, 4.5 rule 2, 4.7)
 		{"address without country", "USD", "aba", abaDetails("country", nil), "details.address.country: required"},

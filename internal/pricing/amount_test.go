@@ -10,70 +10,98 @@ import (
 )
 
 func TestParseSourceAmountAccepts(t *testing.T) {
-	cases := map[string]string{
-		"0.01":       "0.01",
-		"1000000":    "1000000",
-		"1000000.00": "1000000",
-		"25":         "25",
-		"25.00":      "25",
-		"25.5":       "25.5",
-		"25.000":     "25", // only zeros past the cents
-		"0025.10":    "25.1",
-		"999999.99":  "999999.99",
+	// asked as sent; priced rounded half-up to cents (spec 4.9 sets no precision)
+	cases := map[string]struct{ asked, priced string }{
+		"0.01":       {"0.01", "0.01"},
+		"1000000":    {"1000000", "1000000"},
+		"1000000.00": {"1000000", "1000000"},
+		"25":         {"25", "25"},
+		"25.00":      {"25", "25"},
+		"25.5":       {"25.5", "25.5"},
+		"25.000":     {"25", "25"},
+		"0025.10":    {"25.1", "25.1"},
+		"999999.99":  {"999999.99", "999999.99"},
+		"10.005":     {"10.005", "10.01"}, // half rounds up
+		"10.0049999": {"10.0049999", "10"},
+		"25.001":     {"25.001", "25"},
+		"0.011":      {"0.011", "0.01"},
+		"0.015":      {"0.015", "0.02"},
+		"999999.995": {"999999.995", "1000000"},
+		"1000000.000000000000000000000000000000000000000000000000000000": {"1000000", "1000000"}, // 64 characters
 	}
 	for in, want := range cases {
-		got, err := ParseSourceAmount(in)
+		asked, priced, err := ParseSourceAmount(in)
 		if err != nil {
 			t.Errorf("ParseSourceAmount(%q): %v", in, err)
 			continue
 		}
-		if !got.Equal(dec(t, want)) {
-			t.Errorf("ParseSourceAmount(%q) = %s, want %s", in, got, want)
+		if !asked.Equal(dec(t, want.asked)) || !priced.Equal(dec(t, want.priced)) {
+			t.Errorf("ParseSourceAmount(%q) = %s, %s; want %s, %s", in, asked, priced, want.asked, want.priced)
 		}
-		if got.Exponent() < -2 {
-			t.Errorf("ParseSourceAmount(%q) = %s keeps exponent %d, want at most 2 decimals", in, got, got.Exponent())
+		if priced.Exponent() < -2 {
+			t.Errorf("ParseSourceAmount(%q) prices %s with exponent %d, want at most 2 decimals", in, priced, priced.Exponent())
 		}
 	}
 }
 
 func TestParseSourceAmountRejects(t *testing.T) {
 	cases := map[string]string{
-		"":                          "is required",
-		"abc":                       "plain decimal number",
-		"0":                         "at least 0.01",
-		"0.00":                      "at least 0.01",
-		"-5":                        "plain decimal number",
-		"+5":                        "plain decimal number",
-		"0.009":                     "at most 2 decimal places",
-		"0.001":                     "at most 2 decimal places",
-		"25.001":                    "at most 2 decimal places",
-		"1000000.01":                "at most 1000000",
-		"1000001":                   "at most 1000000",
-		"NaN":                       "plain decimal number",
-		"Inf":                       "plain decimal number",
-		"1e3":                       "plain decimal number",
-		"1E3":                       "plain decimal number",
-		"0x10":                      "plain decimal number",
-		"1,000":                     "plain decimal number",
-		"1_000":                     "plain decimal number",
-		" 25":                       "plain decimal number",
-		"25 ":                       "plain decimal number",
-		".5":                        "plain decimal number",
-		"5.":                        "plain decimal number",
-		"1.2.3":                     "plain decimal number",
-		"２５":                        "plain decimal number", // full-width digits
-		"\u221225":                  "plain decimal number", // Unicode minus, which decimal accepts
-		"0000000000000000000000025": "plain decimal number", // over the length cap
+		"":                              "is required",
+		"abc":                           "plain decimal number",
+		"0":                             "at least 0.01",
+		"0.00":                          "at least 0.01",
+		"-5":                            "plain decimal number",
+		"+5":                            "plain decimal number",
+		"0.009":                         "at least 0.01", // the bounds hold for the amount as asked
+		"0.005":                         "at least 0.01", // though it would round to 0.01
+		"0.001":                         "at least 0.01",
+		"1000000.01":                    "at most 1000000",
+		"1000000.001":                   "at most 1000000",
+		"1000001":                       "at most 1000000",
+		"NaN":                           "plain decimal number",
+		"Inf":                           "plain decimal number",
+		"1e3":                           "plain decimal number",
+		"1E3":                           "plain decimal number",
+		"0x10":                          "plain decimal number",
+		"1,000":                         "plain decimal number",
+		"1_000":                         "plain decimal number",
+		" 25":                           "plain decimal number",
+		"25 ":                           "plain decimal number",
+		".5":                            "plain decimal number",
+		"5.":                            "plain decimal number",
+		"1.2.3":                         "plain decimal number",
+		"２５":                            "plain decimal number",  // full-width digits
+		"\u221225":                      "plain decimal number",  // Unicode minus, which decimal accepts
+		"25." + strings.Repeat("0", 62): "at most 64 characters", // over the length cap
 	}
 	for in, msgPart := range cases {
-		_, err := ParseSourceAmount(in)
+		_, _, err := ParseSourceAmount(in)
 		e := wantAPIError(t, err, apierror.Invalid, "sourceAmount")
 		if !strings.Contains(e.Message, msgPart) {
 			t.Errorf("ParseSourceAmount(%q) message %q, want it to contain %q", in, e.Message, msgPart)
 		}
 	}
-	_, err := ParseAmount("amount", "abc")
-	wantAPIError(t, err, apierror.Invalid, "amount")
+}
+
+// TestParseAmountIsCents: a paid amount (a transfer's, spec 4.10) keeps the 2-decimal rule.
+func TestParseAmountIsCents(t *testing.T) {
+	for in, want := range map[string]string{"25": "25", "25.5": "25.5", "25.000": "25", "0.01": "0.01", "1000000.00": "1000000"} {
+		got, err := ParseAmount("amount", in)
+		if err != nil || !got.Equal(dec(t, want)) {
+			t.Errorf("ParseAmount(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for in, msgPart := range map[string]string{
+		"abc": "plain decimal number", "25.001": "at most 2 decimal places", "10.005": "at most 2 decimal places",
+		"0.009": "at most 2 decimal places", "0": "at least 0.01", "1000000.01": "at most 1000000",
+		"0000000000000000000000025": "plain decimal number", // over the length cap
+	} {
+		_, err := ParseAmount("amount", in)
+		e := wantAPIError(t, err, apierror.Invalid, "amount")
+		if !strings.Contains(e.Message, msgPart) {
+			t.Errorf("ParseAmount(%q) message %q, want it to contain %q", in, e.Message, msgPart)
+		}
+	}
 }
 
 func TestCheckLimits(t *testing.T) {
@@ -110,6 +138,11 @@ func TestCheckLimits(t *testing.T) {
 		}
 	}
 	wantAPIError(t, CheckLimitsField("amount", dec(t, "9.99"), &ten, nil), apierror.Invalid, "amount")
+	// an amount asked finer than a cent is named as asked, not rounded into the bound
+	e := wantAPIError(t, CheckLimits(dec(t, "9.995"), &ten, nil), apierror.Invalid, "sourceAmount")
+	if !strings.Contains(e.Message, "9.995 USD is below") {
+		t.Errorf("CheckLimits(9.995) message %q", e.Message)
+	}
 }
 
 func TestPlatformFee(t *testing.T) {

@@ -2,7 +2,6 @@ package pricing
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
 )
@@ -67,7 +66,7 @@ func ParseCurrencyField(field, s string) (string, error) {
 	if s == "" {
 		return "", apierror.FieldErrorf(field, "is required")
 	}
-	code := strings.ToUpper(s)
+	code := asciiUpper(s)
 	if hint, ok := withdrawn[code]; ok {
 		return "", apierror.FieldErrorf(field, "%s", hint)
 	}
@@ -80,6 +79,20 @@ func ParseCurrencyField(field, s string) (string, error) {
 		return "", apierror.FieldErrorf(field, "must be a supported ISO 4217 currency code such as EUR")
 	}
 	return code, nil
+}
+
+// asciiUpper upper-cases the ASCII letters of s and nothing else. strings.ToUpper applies
+// Unicode case mapping, which turns the dotless "ı" into "I" and "ſ" into "S", so that "ıls"
+// would be read as ILS; ISO 4217 codes are ASCII letters, and any other text must stay
+// unsupported.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 func isUpperAlpha(s string) bool {

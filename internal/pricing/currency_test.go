@@ -67,6 +67,11 @@ func TestParseCurrency(t *testing.T) {
 		{"", "is required"},
 		{"EURO", "supported ISO 4217 currency code"},
 		{"<script>", "supported ISO 4217 currency code"},
+		// ASCII case only: Unicode case mapping reads the dotless ı as I, ſ as S, K (Kelvin) as K
+		{"ıls", "supported ISO 4217 currency code"},
+		{"ſek", "supported ISO 4217 currency code"},
+		{"\u212aes", "supported ISO 4217 currency code"},
+		{"eur\u0307", "supported ISO 4217 currency code"},
 	}
 	for _, c := range cases {
 		_, err := ParseCurrency(c.in)

@@ -208,10 +208,23 @@ func buildTariff(rows []tariffRow) Tariff {
 	return t
 }
 
+// maxPercent bounds every fee percentage from above, exclusively: a fee of 100% or more of the
+// source amount leaves nothing to convert.
+var maxPercent = decimal.New(100, 0)
+
+// CheckServiceFeePercent is the allowed range of an account's configured service fee
+// percentage: 0 <= p < 100 (1.5 means 1.5%). Configuration enforces it (the PayoutAccount
+// schema and internal/admin), so that every fee and quote request of the account can be
+// priced; the v2 fee structure's 20 basis points on top may pass 100 and then only make the
+// target amount 0.
+func CheckServiceFeePercent(p decimal.Decimal) error {
+	return checkPercent("the service fee percent", p)
+}
+
 // checkPercent refuses a percentage outside [0, 100). Fee percentages come from configuration,
 // so the error is internal, not the caller's to fix.
 func checkPercent(what string, p decimal.Decimal) error {
-	if p.IsNegative() || p.GreaterThanOrEqual(decimal.New(100, 0)) {
+	if p.IsNegative() || p.GreaterThanOrEqual(maxPercent) {
 		return fmt.Errorf("%s is %s, want 0 <= p < 100", what, p)
 	}
 	return nil

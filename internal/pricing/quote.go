@@ -17,7 +17,7 @@ var v2OffloaderSurcharge = decimal.New(20, -2) // 0.20 percentage points
 // QuoteInput is everything a quote depends on. The caller resolves the account settings and the
 // request; Price does no I/O.
 type QuoteInput struct {
-	// SourceAmount in USD, 0.01..1000000 in whole cents (see ParseSourceAmount).
+	// SourceAmount in USD, 0.01..1000000 in whole cents (the priced amount of ParseSourceAmount).
 	SourceAmount decimal.Decimal
 	// TargetCurrency is an upper-case supported code (see ParseCurrency).
 	TargetCurrency string

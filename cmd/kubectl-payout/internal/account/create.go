@@ -55,7 +55,7 @@ inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).
 	fs.StringVar(&o.MinAmount, "min-amount", d.MinAmount, "smallest USD amount accepted, inclusive (default no limit)")
 	fs.StringVar(&o.MaxAmount, "max-amount", d.MaxAmount, "largest USD amount accepted, inclusive (default no limit)")
 	fs.StringSliceVar(&o.AllowedIPs, "allowed-ips", d.AllowedIPs, "CIDRs callers must come from, comma-separated (default any address)")
-	fs.StringVar(&o.ServiceFeePercent, "service-fee-percent", d.ServiceFeePercent, "service fee in percent, 0 to 100 (default 0)")
+	fs.StringVar(&o.ServiceFeePercent, "service-fee-percent", d.ServiceFeePercent, "service fee in percent, at least 0 and below 100 (default 0)")
 	fs.StringVar(&o.ServiceFeeFixed, "service-fee-fixed", d.ServiceFeeFixed, "fixed service fee in USD, display only (default none)")
 	return cmd
 }

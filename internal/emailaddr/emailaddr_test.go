@@ -1,0 +1,38 @@
+package emailaddr
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, ok := range []string{
+		"payee@example.com", "payee+x@example.com", "a.b-c_d@mail.example.co.uk", "A@B.CO",
+		strings.Repeat("a", 64) + "@" + strings.Repeat("b", 185) + ".com", // 254 characters
+	} {
+		if err := Check(ok); err != nil {
+			t.Errorf("Check(%q) = %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]error{
+		"a@b":                             ErrNoDot,
+		"x@localhost":                     ErrNoDot,
+		"":                                ErrNotPlain,
+		"nobody":                          ErrNotPlain,
+		"not an email":                    ErrNotPlain,
+		" x@example.com":                  ErrNotPlain,
+		"x@example.com ":                  ErrNotPlain,
+		"Ann <ann@example.com>":           ErrNotPlain,
+		"a@example.com, b@example.com":    ErrNotPlain,
+		"a@b.":                            ErrNotPlain,
+		"a@.com":                          ErrNotPlain,
+		"a@b..c":                          ErrNotPlain,
+		`"a b"@example.com`:               ErrNotPlain,
+		"a@example.com (comment)":         ErrNotPlain,
+		strings.Repeat("a", 251) + "@b.c": ErrTooLong, // 255 characters
+	} {
+		if err := Check(bad); err != want {
+			t.Errorf("Check(%q) = %v, want %v", bad, err, want)
+		}
+	}
+}
