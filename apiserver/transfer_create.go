@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"net/http"
-	"net/mail"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/emailaddr"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
@@ -112,14 +112,14 @@ func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Cal
 	if err != nil {
 		return err
 	}
-	if err := checkTransferFields(req, []string{"usdc", "usdt"}); err != nil {
+	if err := checkTransferFields(req, []string{"usdc", "usdt"}, true); err != nil {
 		return err
 	}
 	if req.wallet == "" {
 		return apierror.FieldErrorf("wallet_address", "is required")
 	}
-	if !chain.IsEVMAddress(req.wallet) {
-		return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits, EIP-55 checksum when mixed-case); Solana and Tron senders are not accepted on v1")
+	if err := chain.CheckEVMAddress(req.wallet); err != nil {
+		return apierror.FieldErrorf("wallet_address", "%s; Solana and Tron senders are not accepted on v1", err)
 	}
 	if err := checkWalletNetwork(req.wallet, req.network); err != nil {
 		return err
@@ -158,8 +158,8 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 			}
 			return apierror.FieldErrorf("wallet_address", "is required: wallets are screened on this account")
 		}
-		if !chain.IsEVMAddress(wallet) {
-			return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits, EIP-55 checksum when mixed-case) when wallet screening is on")
+		if err := chain.CheckEVMAddress(wallet); err != nil {
+			return apierror.FieldErrorf("wallet_address", "%s (wallets are screened on this account, and only EVM wallets can be)", err)
 		}
 		if err := s.screenWallet(ctx, wallet); err != nil {
 			return err
@@ -184,15 +184,17 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	if req.network == string(payoutv1.NetworkTron) {
 		return apierror.FieldErrorf("source_network", "tron is not available on v2; use v1")
 	}
-	if req.customerEmail == "" {
-		req.customerEmail = c.Account.Spec.Email
-	}
-	if err := checkTransferFields(req, []string{"usdc"}); err != nil {
+	if err := checkTransferFields(req, []string{"usdc"}, false); err != nil {
 		return err
 	}
+	if req.customerEmail == "" {
+		req.customerEmail = c.Account.Spec.Email // spec 4.11: the account's e-mail by default
+	}
 	if req.wallet != "" {
-		if !chain.IsEVMAddress(req.wallet) && !chain.IsSolanaAddress(req.wallet) {
-			return apierror.FieldErrorf("wallet_address", "must be an EVM address (0x and 40 hex digits) or a Solana address (base58, 32 to 44 characters)")
+		if !chain.IsSolanaAddress(req.wallet) {
+			if err := chain.CheckEVMAddress(req.wallet); err != nil {
+				return apierror.FieldErrorf("wallet_address", "%s, or a Solana address (base58, 32 to 44 characters)", err)
+			}
 		}
 		if err := checkWalletNetwork(req.wallet, req.network); err != nil {
 			return err
@@ -532,8 +534,9 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*pa
 	return rc, nil
 }
 
-// checkTransferFields validates the request's own fields (400).
-func checkTransferFields(req *transferRequest, tokens []string) error {
+// checkTransferFields validates the request's own fields (400); customer_email is optional on
+// v2, where the account's e-mail stands in.
+func checkTransferFields(req *transferRequest, tokens []string, emailRequired bool) error {
 	if req.quoteID == "" {
 		return apierror.FieldErrorf("quote_id", "is required")
 	}
@@ -546,11 +549,13 @@ func checkTransferFields(req *transferRequest, tokens []string) error {
 	if _, err := uuid.Parse(req.customerUUID); err != nil || len(req.customerUUID) != 36 {
 		return apierror.FieldErrorf("customer_uuid", "must be a UUID such as 7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d")
 	}
-	if req.customerEmail == "" {
+	if req.customerEmail == "" && emailRequired {
 		return apierror.FieldErrorf("customer_email", "is required")
 	}
-	if a, err := mail.ParseAddress(req.customerEmail); err != nil || a.Address != req.customerEmail {
-		return apierror.FieldErrorf("customer_email", "must be an e-mail address such as name@example.com")
+	if req.customerEmail != "" {
+		if err := emailaddr.Check(req.customerEmail); err != nil {
+			return apierror.FieldErrorf("customer_email", "%s", err)
+		}
 	}
 	if req.token == "" {
 		return apierror.FieldErrorf("source_token", "is required")

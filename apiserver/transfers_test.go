@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/testgen"
@@ -138,7 +139,7 @@ var _ = Describe("v1 transfer rules (spec 4.10), in their order of precedence", 
 		// a quote is used when the transfer named after it exists
 		used := testgen.Transfer(payoutv1.AccountNamespace(acct.name), payoutv1.TransferNameForQuote(qid))
 		Expect(env.Client.Create(ctx, used)).To(Succeed())
-		Eventually(func() int { return post(v1Body(qid, "25.00", rid)).status }).Should(Equal(400))
+		Eventually(func() error { return srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(used), &payoutv1.Transfer{}) }).Should(Succeed())
 		Expect(errorText(post(v1Body(qid, "25.00", rid)), 400)).To(ContainSubstring("already used"))
 
 		gbp := acct.c.get(quotePath("GBP", "25.00")).json()["quoteId"].(string)

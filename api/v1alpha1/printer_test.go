@@ -37,10 +37,10 @@ var _ = Describe("printer columns", func() {
 		for _, c := range table.ColumnDefinitions {
 			names = append(names, c.Name)
 		}
-		Expect(names).To(Equal([]string{"Name", "Status", "Method", "Amount", "Currency", "Token", "Network", "Recipient", "Age"}))
+		Expect(names).To(Equal([]string{"Name", "Status", "Amount", "Currency", "Network", "Recipient", "Method", "Token", "Error", "Age"}))
 		Expect(table.Rows).To(HaveLen(1))
-		Expect(table.Rows[0].Cells[3]).To(Equal("25.00"))
-		Expect(table.Rows[0].Cells[4]).To(Equal("EUR"))
+		Expect(table.Rows[0].Cells[2]).To(Equal("25.00"))
+		Expect(table.Rows[0].Cells[3]).To(Equal("EUR"))
 	})
 
 	It("show in `kubectl get payouts` across every kind of the category", func() {
@@ -65,7 +65,7 @@ var _ = Describe("printer columns", func() {
 		// one table per kind in the namespace, each with its own columns
 		Expect(text).To(ContainSubstring("recipient.payout.stablepay.dev/777"))
 		Expect(text).To(ContainSubstring("transfer.payout.stablepay.dev/bbbbbbbbbbbbbbbbbbbbbbb2"))
-		for _, header := range []string{"HOLDER", "CURRENCY", "TYPE", "COUNTRY", "ACTIVE", "STATUS", "METHOD", "AMOUNT", "NETWORK", "RECIPIENT"} {
+		for _, header := range []string{"HOLDER", "CURRENCY", "TYPE", "COUNTRY", "DELETED", "STATUS", "AMOUNT", "NETWORK", "RECIPIENT"} {
 			Expect(text).To(ContainSubstring(header))
 		}
 		Expect(strings.Count(text, "Jane Doe")).To(Equal(1))

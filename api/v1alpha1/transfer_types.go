@@ -105,7 +105,8 @@ type QuoteSnapshot struct {
 // controller alone decides what they do to the status.
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceToken == 'usdc'",message="v2 transfers take USDC only"
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceNetwork != 'tron'",message="v2 transfers are not available on tron"
-// +kubebuilder:validation:XValidation:rule="self.method != 'v1' || self.walletAddress.matches('^0x[0-9a-fA-F]{40}$')",message="v1 wallet addresses are EVM addresses"
+// +kubebuilder:validation:XValidation:rule="self.method != 'v1' || (has(self.walletAddress) && self.walletAddress.matches('^0x[0-9a-fA-F]{40}$'))",message="v1 wallet addresses are EVM addresses"
+// +kubebuilder:validation:XValidation:rule="has(self.customerEmail) == has(oldSelf.customerEmail) && has(self.walletAddress) == has(oldSelf.walletAddress) && has(self.keepRecipient) == has(oldSelf.keepRecipient) && has(self.depositPath) == has(oldSelf.depositPath) && has(self.expiresAt) == has(oldSelf.expiresAt)",message="customerEmail, walletAddress, keepRecipient, depositPath and expiresAt are immutable"
 // +kubebuilder:validation:XValidation:rule="self.method == 'v2' || !has(self.txHash)",message="only v2 transfers are confirmed with a transaction hash"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.txHash) || (has(self.txHash) && self.txHash == oldSelf.txHash)",message="txHash is set once and never overwritten"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancellation) || (has(self.cancellation) && self.cancellation == oldSelf.cancellation)",message="a cancellation request is set once and cannot be withdrawn"
