@@ -91,4 +91,3 @@ func phaseText(p payoutv1.TransferPhase) string {
 	}
 	return "is " + string(p)
 }
-
