@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
 // Options configure the controllers.
@@ -19,17 +17,19 @@ type Options struct {
 	QuoteRetention time.Duration
 	// ClaimGrace is how long a uniqueness claim waits for its holder before it is released.
 	ClaimGrace time.Duration
-	// WatchedNetworks reports the networks this deployment detects deposits on.
-	WatchedNetworks func(payoutv1.Network) bool
+	// ChainHeartbeatMaxAge is how old a deposit watcher's heartbeat (in its ChainCursor) may be
+	// before the deposit options of its network read unavailable. The watchers write one at
+	// least every heartbeatInterval of the chain configuration (default 5s).
+	ChainHeartbeatMaxAge time.Duration
 }
 
 // DefaultOptions are the production defaults.
 func DefaultOptions() Options {
 	return Options{
-		Clock:           clock.RealClock{},
-		QuoteRetention:  10 * time.Minute,
-		ClaimGrace:      2 * time.Minute,
-		WatchedNetworks: func(payoutv1.Network) bool { return false },
+		Clock:                clock.RealClock{},
+		QuoteRetention:       10 * time.Minute,
+		ClaimGrace:           2 * time.Minute,
+		ChainHeartbeatMaxAge: 30 * time.Second,
 	}
 }
 
@@ -41,7 +41,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },
 		func() error { return SetupRecipientController(mgr) },
 		func() error { return SetupWalletControllers(mgr) },
-		func() error { return SetupDepositOptionController(mgr, o.WatchedNetworks) },
+		func() error {
+			return (&DepositOptionReconciler{Client: mgr.GetClient(), Clock: o.Clock, MaxHeartbeatAge: o.ChainHeartbeatMaxAge}).SetupWithManager(mgr)
+		},
 		func() error {
 			return (&QuoteReconciler{Client: mgr.GetClient(), Clock: o.Clock, Retention: o.QuoteRetention}).SetupWithManager(mgr)
 		},
