@@ -28,6 +28,9 @@ import (
 	"github.com/stablepay/payout-operator/apiserver"
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
+	"github.com/stablepay/payout-operator/internal/chain/watch"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -58,6 +61,7 @@ type options struct {
 	transferWorkers                 int
 	fiat                            wise.Config
 	mail                            notify.Config
+	chains                          chainconfig.Flags
 	zap                             zap.Options
 }
 
@@ -90,6 +94,7 @@ func parseFlags(args []string) (*options, error) {
 	o.fiat = wise.DefaultConfig()
 	o.fiat.BindFlags(fs)
 	o.mail.BindFlags(fs)
+	o.chains.BindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -167,8 +172,17 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 	if err := mgr.AddReadyzCheck("cache", synced.check); err != nil {
 		return err
 	}
+	chains, err := o.chains.Config()
+	if err != nil {
+		return err
+	}
+	var watched *watch.Chains
 	if o.controllers {
+		if watched, err = watch.Setup(mgr, chains, watch.Options{Log: ctrl.Log.WithName("chain")}); err != nil {
+			return fmt.Errorf("chains: %w", err)
+		}
 		copts := controllers.DefaultOptions()
+		copts.Chain, copts.V2 = watched, depositkey.Addresses{Config: chains}
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers
 		provider, err := wise.New(o.fiat)
@@ -190,7 +204,15 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 		}
 	}
 	if o.api {
-		srv, screener, err := newFacade(ctx, o, mgr, synced, log)
+		addresses := depositkey.Addresses{Config: chains}
+		if chains.DepositKey != nil {
+			if addresses.Public, err = depositkey.LoadPublic(ctx, mgr.GetAPIReader(), chains.DepositKey); err != nil {
+				return fmt.Errorf("deposit key: %w", err)
+			}
+		} else {
+			log.Info("no deposit key (depositKey.xpub or --deposit-xpub-file): v1 transfers answer 503")
+		}
+		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, log)
 		if err != nil {
 			return err
 		}
@@ -207,7 +229,7 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 }
 
 // newFacade builds the REST facade and its compliance and pricing parts.
-func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
+func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
 	catalog := bankaccount.Default()
 	if o.bankDataDir != "" {
 		var err error
@@ -253,6 +275,8 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		TrustedProxies: proxies,
 		MaxBodyBytes:   o.maxBodyBytes,
 		Ready:          synced.err,
+		Deposits:       addresses,
+		TransferExpiry: o.transferExpiry,
 	})
 	return srv, screener, err
 }
@@ -308,5 +332,5 @@ func reloadOnHangup(ctx context.Context, s *sanctions.Screener, log logr.Logger)
 // so that the first request of each kind does not wait for a list.
 var warmKinds = []client.Object{
 	&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
-	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{},
+	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
 }
