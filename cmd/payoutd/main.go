@@ -36,8 +36,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
-	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )

@@ -96,7 +96,7 @@ func recipientDeleted(in *Input) {
 func recipientJustDeleted(in *Input) {
 	in.Recipient.Deleted, in.Recipient.Inactive, in.Recipient.DeletedAt = true, true, in.Now.Add(-time.Second)
 }
-func recipientTidied(in *Input)  { in.Recipient.Inactive = true }
+func recipientTidied(in *Input) { in.Recipient.Inactive = true }
 
 // walk runs a transfer through inputs in order, storing each decision, and returns the last.
 func walk(t *payoutv1.Transfer, ins ...func(*payoutv1.Transfer) Input) (*payoutv1.Transfer, Decision) {
