@@ -56,6 +56,12 @@
 // it sees after a restart. Historical state is not kept: eth_call or eth_getBalance at a block
 // before the restart answers "BlockOutOfRangeError".
 //
+// anvil's genesis hash depends only on the genesis timestamp, not on the chain id: the chains of
+// one Start share it. Start gives a fresh chain a genesis second later than that of the last
+// fresh chain of the same network in the process (waiting up to a second), so a chain started
+// from scratch never has the genesis hash of the one it replaces; key a chain by network and
+// genesis hash.
+//
 // Start begins a fresh chain (with a new genesis hash) instead when there is no saved state,
 // when anvil cannot load it, when it was made for another chain id or token bytecode, or when it
 // has grown past MaxStateBytes (anvil's dump grows by about 1.7 KB per block: 64 MiB is about

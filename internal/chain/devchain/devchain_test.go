@@ -381,3 +381,16 @@ func TestFindAnvilMissing(t *testing.T) {
 		t.Errorf("FindAnvil() error %v, want one saying to run `make anvil`", err)
 	}
 }
+
+// A chain started from scratch right after another of its network has a genesis hash of its
+// own, so a deposit watcher sees the restart.
+func TestFreshChainNewGenesis(t *testing.T) {
+	first := StartForTest(t, Avalanche)
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	second := StartForTest(t, Avalanche)
+	if a, b := first.Chains[Avalanche].GenesisHash, second.Chains[Avalanche].GenesisHash; a == b {
+		t.Errorf("two fresh avalanche chains share the genesis hash %s", a)
+	}
+}
