@@ -118,6 +118,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("provisioning the default account: %w", err)
 	}
 
+	svc, err := startServices(dir, chains)
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+
 	apiAddr, err := freeLoopbackAddr()
 	if err != nil {
 		return err
@@ -127,13 +133,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	baseURL := "http://" + apiAddr
-	d := &daemon{cfg: cfg, args: []string{
+	d := &daemon{cfg: cfg, env: svc.payoutdEnv(), args: append([]string{
 		"--kubeconfig", kubeconfig,
 		"--api-bind-address", apiAddr,
 		"--health-probe-bind-address", probeAddr,
 		"--metrics-bind-address", "0",
 		"--quote-retention", "10m",
-	}}
+	}, svc.payoutdArgs()...)}
 	stopped := d.supervise(ctx)
 
 	if err := waitReady(ctx, baseURL, key, stopped); err != nil {
@@ -148,6 +154,7 @@ func Run(ctx context.Context, cfg Config) error {
 		"PAYOUT_BASE_URL=" + baseURL,
 		"PAYOUT_API_KEY=" + key,
 		"PAYOUT_KUBECTL_PLUGIN=" + plugin,
+		"PAYOUT_MAIL_DIR=" + svc.mailDir,
 	}
 	vars = append(vars, chains.Env()...)
 	if err := writeAtomic(envFile, []byte(envText(vars)), 0o600); err != nil {
@@ -309,6 +316,8 @@ func lock(path string) (func(), error) {
 type daemon struct {
 	cfg  Config
 	args []string
+	// env is added to payoutd's environment (secrets stay out of its argv).
+	env []string
 }
 
 func (d *daemon) logPath() string { return filepath.Join(d.cfg.Dir, "payoutd.log") }
@@ -358,6 +367,7 @@ func (d *daemon) runOnce(ctx context.Context) error {
 	}
 	cmd := exec.Command(filepath.Join(d.cfg.Bin, "payoutd"), d.args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), d.env...)
 	// payoutd dies with us even when we are killed without a chance to stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
