@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -146,7 +147,16 @@ func main() {
 }
 
 func run(ctx context.Context, o *options, log logr.Logger) error {
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("cluster configuration: %w", err)
+	}
+	return runWith(ctx, cfg, o, log)
+}
+
+// runWith runs payoutd against the cluster of cfg until ctx ends (tests run it in-process).
+func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,

@@ -29,6 +29,9 @@ import (
 // 3, so a developer holds its key (anvil's well-known mnemonic) and can move what lands there.
 const devPlatformAddress = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
 
+// DevPlatformAddress is the fixed v2 deposit address of the dev chains' USDC.
+func DevPlatformAddress() string { return devPlatformAddress }
+
 // devBankProfile is the simulated bank's profile id the dev payoutd pays from.
 const devBankProfile = 1
 
@@ -68,7 +71,7 @@ func startServices(dir string, chains *devchain.Set) (*services, error) {
 		s.stop()
 		return nil, fmt.Errorf("the SMTP sink: %w", err)
 	}
-	if s.chainConfig, err = writeChainConfig(dir, chains); err != nil {
+	if s.chainConfig, err = WriteChainConfig(dir, chains); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -93,9 +96,10 @@ func (s *services) payoutdEnv() []string {
 	return []string{"PAYOUT_FIAT_TOKEN=" + s.bankToken}
 }
 
-// writeChainConfig writes payoutd's chain configuration of the dev chains, with the refund
-// wallet's key and the deposit key in files beside it (mode 0600), and returns its path.
-func writeChainConfig(dir string, chains *devchain.Set) (string, error) {
+// WriteChainConfig writes payoutd's chain configuration of the dev chains into dir, with the
+// refund wallet's key and the deposit key in files beside it (mode 0600), and returns its path.
+// Tests that run payoutd use it too.
+func WriteChainConfig(dir string, chains *devchain.Set) (string, error) {
 	keys := filepath.Join(dir, "keys")
 	if err := os.MkdirAll(keys, 0o700); err != nil {
 		return "", err
