@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stablepay/payout-operator/internal/chain/evm"
 )
 
 // Options configure the controllers.
@@ -21,6 +23,11 @@ type Options struct {
 	// before the deposit options of its network read unavailable. The watchers write one at
 	// least every heartbeatInterval of the chain configuration (default 5s).
 	ChainHeartbeatMaxAge time.Duration
+	// RefundWallet sends refunds on Base (watch.Setup reads it from the chain configuration);
+	// nil when none is configured: Refund objects then wait with a message saying so.
+	RefundWallet *evm.Wallet
+	// RefundPollInterval is how often a refund on its way is looked at; default 2s.
+	RefundPollInterval time.Duration
 }
 
 // DefaultOptions are the production defaults.
@@ -49,6 +56,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 		func() error {
 			return (&ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Grace: o.ClaimGrace}).SetupWithManager(mgr)
+		},
+		func() error {
+			rr := &RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
+				Clock: o.Clock, PollInterval: o.RefundPollInterval}
+			if o.RefundWallet != nil {
+				rr.Wallet = o.RefundWallet
+			}
+			return rr.SetupWithManager(mgr)
 		},
 		func() error {
 			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock}).SetupWithManager(mgr)
