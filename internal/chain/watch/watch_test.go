@@ -326,23 +326,65 @@ func TestCursorOfAnotherChainIsReset(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	startOperator(t, configOf(c, 2))
+	// the first endpoint is dead: the watcher fails over to the second
+	cfg := configOf(c, 2)
+	cfg.Networks[payoutv1.NetworkPolygon].RPC = []string{"http://127.0.0.1:1", c.RPCURL}
+	startOperator(t, cfg)
 	eventually(t, 20*time.Second, "the cursor reset", func() bool {
 		cc := cursor(t, payoutv1.NetworkPolygon)
 		return cc.Status.GenesisHash == strings.ToLower(c.GenesisHash.Hex()) && cc.Status.Block < 987654 && cc.Status.Synced
 	})
-	eventually(t, 10*time.Second, "a ChainReset warning", func() bool {
+	if ep := cursor(t, payoutv1.NetworkPolygon).Status.Endpoint; ep != config.Redact(c.RPCURL) {
+		t.Fatalf("endpoint in use %s, want the second one %s", ep, config.Redact(c.RPCURL))
+	}
+	waitEvent(t, "polygon", CursorResetReason)
+}
+
+// waitEvent waits for a Warning event with reason on the ChainCursor of network.
+func waitEvent(t *testing.T, network, reason string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "a "+reason+" warning", func() bool {
 		list := &eventsv1.EventList{}
 		if err := env.Client.List(ctx, list); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "ChainCursor" && e.Regarding.Name == "polygon" && e.Reason == CursorResetReason && e.Type == corev1.EventTypeWarning {
+			if e.Regarding.Kind == "ChainCursor" && e.Regarding.Name == network && e.Reason == reason && e.Type == corev1.EventTypeWarning {
 				return true
 			}
 		}
 		return false
 	})
+}
+
+func TestReorgBehindTheCursorIsRewoundAndRescanned(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	addr := transfer(t, ns, "0a0000000000000000000008", payoutv1.NetworkBase)
+	startOperator(t, configOf(c, 1))
+	chaintest.Mine(t, c, 3)
+	head := chaintest.Head(t, c)
+	waitScanned(t, payoutv1.NetworkBase, head)
+	// a reorg deeper than the depth: the two scanned blocks on top are replaced, and a deposit
+	// lands in the new second one
+	tx, err := c.NewTransfer(ctx, set.FundedKey, devchain.USDC, addr, big.NewInt(4_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reorg(ctx, 2, devchain.ReorgTx{Tx: tx, BlockOffset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	chaintest.Mine(t, c, 1)
+	waitEvent(t, "base", CursorReorgReason)
+	eventually(t, 10*time.Second, "the deposit of the new chain", func() bool { return len(depositsOf(t, ns)) == 1 })
+	d := depositsOf(t, ns)[0]
+	hdr, err := c.Client.HeaderByNumber(ctx, big.NewInt(d.Spec.BlockNumber))
+	if err != nil || d.Spec.BlockNumber != head || strings.ToLower(hdr.Hash().Hex()) != d.Spec.BlockHash || d.Spec.TxHash != strings.ToLower(tx.Hash().Hex()) {
+		t.Fatalf("deposit %+v is not the canonical one (%v)", d.Spec, err)
+	}
 }
 
 func TestDeletedTransferLeavesTheBook(t *testing.T) {
