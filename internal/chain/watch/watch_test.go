@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 
 var nsSeq int
 
-func namespace(t *testing.T) string {
+func namespace(t testing.TB) string {
 	t.Helper()
 	nsSeq++
 	name := fmt.Sprintf("watch-test-%d-%d", time.Now().Unix()%100000, nsSeq)
@@ -140,7 +140,7 @@ func configOf(c *devchain.Chain, depth int64) *config.Config {
 	return &config.Config{Networks: map[payoutv1.Network]*config.Network{payoutv1.Network(c.Network): &n}}
 }
 
-func deleteCursor(t *testing.T, network payoutv1.Network) {
+func deleteCursor(t testing.TB, network payoutv1.Network) {
 	t.Helper()
 	err := env.Client.Delete(ctx, &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(network)}})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -148,7 +148,7 @@ func deleteCursor(t *testing.T, network payoutv1.Network) {
 	}
 }
 
-func cursor(t *testing.T, network payoutv1.Network) *payoutv1.ChainCursor {
+func cursor(t testing.TB, network payoutv1.Network) *payoutv1.ChainCursor {
 	t.Helper()
 	cc := &payoutv1.ChainCursor{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, cc); err != nil && !apierrors.IsNotFound(err) {
@@ -158,7 +158,7 @@ func cursor(t *testing.T, network payoutv1.Network) *payoutv1.ChainCursor {
 }
 
 // eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -170,7 +170,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 }
 
 // waitScanned waits until the persisted cursor of network has scanned through block.
-func waitScanned(t *testing.T, network payoutv1.Network, block int64) {
+func waitScanned(t testing.TB, network payoutv1.Network, block int64) {
 	t.Helper()
 	eventually(t, 20*time.Second, fmt.Sprintf("the %s cursor at block %d", network, block), func() bool {
 		cc := cursor(t, network)

@@ -67,8 +67,9 @@ type Watcher struct {
 	Log      logr.Logger
 	// MaxBackoff bounds the wait between attempts while failing. Default 30s.
 	MaxBackoff time.Duration
-	// Recorded, when set, hears of every step that recorded deposits (benchmarks).
-	Recorded func(st evm.Step, at time.Time)
+	// Recorded, when set, hears of every step that recorded deposits, with when the poll that
+	// found them read the head and when the deposits were stored (benchmarks).
+	Recorded func(st evm.Step, polled, stored time.Time)
 }
 
 // NeedLeaderElection: one watcher per network in the whole deployment.
@@ -190,6 +191,7 @@ func (r *run) setup(ctx context.Context) error {
 // poll reads the head and scans up to the newest block at depth; it returns how long to wait.
 func (r *run) poll(ctx context.Context) time.Duration {
 	w := r.w
+	polled := time.Now()
 	head, err := w.Scanner.Chain.HeadNumber(ctx)
 	if err != nil {
 		return r.failed(ctx, err)
@@ -216,7 +218,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			}
 			r.pending = true
 			if w.Recorded != nil {
-				w.Recorded(st, time.Now())
+				w.Recorded(st, polled, time.Now())
 			}
 		}
 		r.cur = st.Cursor
