@@ -423,3 +423,39 @@ func TestDeletedTransferLeavesTheBook(t *testing.T) {
 		t.Fatalf("deposits %+v", got)
 	}
 }
+
+func TestNodeDownAtStartKeepsTheCursor(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	addr := transfer(t, ns, "0a0000000000000000000009", payoutv1.NetworkBase)
+	good := configOf(c, 2)
+	op := startOperator(t, good)
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-1)
+	op.stop()
+	before := cursor(t, payoutv1.NetworkBase).Status
+
+	// a deposit while the watcher runs without a reachable node
+	_, block := chaintest.Send(t, c, set.FundedKey, devchain.USDC, addr, 5_000_000)
+	chaintest.Mine(t, c, 2)
+	down := configOf(c, 2)
+	down.Networks[payoutv1.NetworkBase].RPC = []string{"http://127.0.0.1:1"}
+	op = startOperator(t, down)
+	eventually(t, 20*time.Second, "the watcher to report the dead node", func() bool {
+		st := cursor(t, payoutv1.NetworkBase).Status
+		return !st.Synced && strings.Contains(st.Message, "127.0.0.1:1")
+	})
+	after := cursor(t, payoutv1.NetworkBase).Status
+	if after.Block != before.Block || after.BlockHash != before.BlockHash || after.GenesisHash != before.GenesisHash || after.ChainID != before.ChainID {
+		t.Fatalf("the cursor changed while the node was unreachable: %+v → %+v", before, after)
+	}
+	op.stop()
+
+	startOperator(t, good)
+	waitScanned(t, payoutv1.NetworkBase, block)
+	if got := depositsOf(t, ns); len(got) != 1 || got[0].Spec.BlockNumber != block {
+		t.Fatalf("deposits after the node came back: %+v", got)
+	}
+}

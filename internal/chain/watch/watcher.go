@@ -131,6 +131,7 @@ type run struct {
 	chainID  int64
 	genesis  string
 	cur      evm.Cursor
+	ready    bool // chainID, genesis and cur are known (setup succeeded)
 	head     int64
 	synced   bool
 	message  string
@@ -184,6 +185,8 @@ func (r *run) setup(ctx context.Context) error {
 		r.cur = cursorOf(st)
 		r.head = st.Head
 	}
+	r.ready = true
+	r.setState(false, fmt.Sprintf("starting: scanning from block %d", r.cur.Block+1))
 	r.pending = true
 	return r.persist(ctx)
 }
@@ -225,7 +228,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		if st.CaughtUp() {
 			r.setState(true, "")
 		} else {
-			r.setState(false, fmt.Sprintf("catching up: scanned to block %d of %d", st.Cursor.Block, st.Target))
+			r.setState(false, fmt.Sprintf("catching up to block %d", st.Target))
 		}
 		if err := r.persist(ctx); err != nil {
 			w.Log.Error(err, "writing the chain cursor")
@@ -289,19 +292,25 @@ func (r *run) persist(ctx context.Context) error {
 	return nil
 }
 
+// fill writes the run's state into obj's status. Before setup has succeeded the cursor fields
+// are left as loaded: a watcher that cannot reach its node at start reports that, and must not
+// overwrite the cursor it has not read the chain for.
 func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 	st := &obj.Status
-	st.ChainID, st.GenesisHash = r.chainID, r.genesis
-	st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
-	st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
-	for i, b := range r.cur.Recent {
-		st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
+	if r.ready {
+		st.ChainID, st.GenesisHash = r.chainID, r.genesis
+		st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
+		st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
+		for i, b := range r.cur.Recent {
+			st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
+		}
+		st.Head = r.head
 	}
-	st.Head, st.Synced, st.Message = r.head, r.synced, r.message
+	st.Synced, st.Message = r.synced, r.message
 	t := metav1.NewTime(now)
 	st.HeartbeatAt = &t
 	st.Endpoint = r.w.Scanner.Chain.Client.Endpoint()
-	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", r.cur.Block, r.head, r.w.Scanner.Chain.Config.Confirmations)
+	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations)
 	if !r.synced {
 		reason, status, msg = CursorNotSyncedReason, metav1.ConditionFalse, r.message
 	}
