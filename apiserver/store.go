@@ -14,8 +14,8 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/transfer"
 	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // claim reserves a globally unique key for holder: the API server's atomic create of a
