@@ -36,8 +36,8 @@ type Chain struct {
 	RPCURL string
 	// Tokens holds the address of each dev token on this chain (USDC, and USDT on ethereum).
 	Tokens map[string]common.Address
-	// GenesisHash identifies this chain's history: a fresh start makes a new one, a resume
-	// keeps it.
+	// GenesisHash identifies this chain's history among the chains of its network: a fresh
+	// start makes a new one, a resume keeps it.
 	GenesisHash common.Hash
 	// Resumed reports whether the chain continued from the state of an earlier run.
 	Resumed bool
@@ -86,6 +86,12 @@ func (c *Chain) start(ctx context.Context, o Options) error {
 	}
 	log := o.Log.WithValues("network", c.Network, "chainId", c.ChainID)
 	c.Resumed = c.resumable(log)
+	if c.Resumed {
+		if err := repairState(c.statePath()); err != nil {
+			log.Error(err, "the saved chain cannot be repaired; starting a fresh chain")
+			c.Resumed = false
+		}
+	}
 	if !c.Resumed {
 		c.discardState()
 	}
@@ -146,6 +152,11 @@ func (c *Chain) boot(ctx context.Context, anvil string, log logr.Logger) error {
 	if err := c.connect(ctx); err != nil {
 		return err
 	}
+	if c.Resumed {
+		if err := c.checkHistory(ctx); err != nil {
+			return err
+		}
+	}
 	return c.ensureTokens(ctx, log)
 }
 
@@ -158,14 +169,19 @@ func (c *Chain) launch(ctx context.Context, anvil string) error {
 		return err
 	}
 	defer logFile.Close() // the child keeps its own descriptor
-	cmd := exec.Command(anvil,
+	args := []string{
 		"--host", "127.0.0.1",
 		"--port", "0",
 		"--chain-id", strconv.FormatUint(c.ChainID, 10),
 		"--block-time", strconv.FormatFloat(c.blockTime.Seconds(), 'f', -1, 64),
-		"--state", c.statePath(),
 		"--color", "never",
-	)
+	}
+	if c.Resumed {
+		args = append(args, "--state", c.statePath()) // load the saved chain, save it on exit
+	} else {
+		args = append(args, "--dump-state", c.statePath(), "--timestamp", strconv.FormatInt(genesisSecond(c.Network), 10))
+	}
+	cmd := exec.Command(anvil, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Ctrl-C in a terminal reaches only the parent, which stops the chains in order.
@@ -198,6 +214,27 @@ func (c *Chain) launch(ctx context.Context, anvil string) error {
 	}
 }
 
+// lastGenesis is the genesis second of the last fresh chain of each network in this process.
+var lastGenesis = struct {
+	sync.Mutex
+	at map[string]int64
+}{at: map[string]int64{}}
+
+// genesisSecond returns the genesis timestamp of a fresh chain of network: now, but later than
+// the last fresh one of that network in this process, waiting for the clock when needed.
+// anvil's genesis hash depends only on the genesis timestamp (not on the chain id), so two fresh
+// chains of one network started within a second would otherwise share their genesis hash, and
+// a restart from scratch would look like the same chain to a deposit watcher. (anvil's --init,
+// which could set the genesis coinbase, cannot be combined with saving the state.)
+func genesisSecond(network string) int64 {
+	lastGenesis.Lock()
+	defer lastGenesis.Unlock()
+	t := max(time.Now().Unix(), lastGenesis.at[network]+1)
+	time.Sleep(time.Until(time.Unix(t, 0)))
+	lastGenesis.at[network] = t
+	return t
+}
+
 // connect dials the node and checks that it is the chain it should be.
 func (c *Chain) connect(ctx context.Context) error {
 	r, err := rpc.DialContext(ctx, c.RPCURL)
@@ -219,6 +256,21 @@ func (c *Chain) connect(ctx context.Context) error {
 		return err
 	}
 	c.GenesisHash = genesis.Hash
+	return nil
+}
+
+// checkHistory checks that a resumed chain's genesis is the parent of its block 1, as anvil
+// answers them.
+func (c *Chain) checkHistory(ctx context.Context) error {
+	var block1 struct {
+		ParentHash common.Hash `json:"parentHash"`
+	}
+	if err := c.RPC.CallContext(ctx, &block1, "eth_getBlockByNumber", "0x1", false); err != nil {
+		return err
+	}
+	if block1.ParentHash != c.GenesisHash {
+		return fmt.Errorf("%w: block 0 is %s but block 1's parent is %s", errInconsistent, c.GenesisHash, block1.ParentHash)
+	}
 	return nil
 }
 
