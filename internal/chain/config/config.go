@@ -173,6 +173,10 @@ func Parse(b []byte) (*Config, error) {
 	return c, nil
 }
 
+// Marshal writes c as YAML in the format Load reads (for `make run`, which builds the
+// configuration of its dev chains in Go and hands payoutd the file).
+func (c *Config) Marshal() ([]byte, error) { return yaml.Marshal(c) }
+
 // WithDefaults returns a copy of n with its unset optional settings at their defaults.
 func (n Network) WithDefaults() Network {
 	if n.Kind == "" {

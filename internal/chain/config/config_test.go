@@ -113,6 +113,29 @@ depositKey: {xpub: {file: /x, env: X}}`,
 	}
 }
 
+func TestMarshalRoundTrips(t *testing.T) {
+	c, err := Load(sampleFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, b)
+	}
+	if err := again.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n1, _ := c.Network(payoutv1.NetworkBase)
+	n2, _ := again.Network(payoutv1.NetworkBase)
+	if n1.PollInterval != n2.PollInterval || n1.Tokens[payoutv1.TokenUSDC].PlatformAddress != n2.Tokens[payoutv1.TokenUSDC].PlatformAddress {
+		t.Fatalf("%+v != %+v", n1, n2)
+	}
+}
+
 func TestUnknownFieldIsAnError(t *testing.T) {
 	if _, err := Parse([]byte("networks:\n  base:\n    confirmation: 3\n")); err == nil {
 		t.Fatal("a misspelt setting must not be ignored")
