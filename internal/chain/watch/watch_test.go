@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math/big"
 	"os"
@@ -76,6 +78,14 @@ func namespace(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// newID is a fresh random transfer id: every test (and every -count repetition) gets its own
+// deposit addresses.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // transfer creates a v1 transfer on network with the deposit address derived from its id and
@@ -197,7 +207,7 @@ func TestDepositCreditedAtExactlyTheConfirmationDepth(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	id := "0a0000000000000000000001"
+	id := newID()
 	addr := transfer(t, ns, id, payoutv1.NetworkBase)
 	startOperator(t, configOf(c, 3))
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
@@ -242,7 +252,7 @@ func TestDepositReorgedOutBeforeDepthIsNeverCredited(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	addr := transfer(t, ns, "0a0000000000000000000002", payoutv1.NetworkBase)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	startOperator(t, configOf(c, 3))
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
 
@@ -265,8 +275,9 @@ func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	a1 := transfer(t, ns, "0a0000000000000000000003", payoutv1.NetworkBase)
-	a2 := transfer(t, ns, "0a0000000000000000000004", payoutv1.NetworkBase)
+	id1 := newID()
+	a1 := transfer(t, ns, id1, payoutv1.NetworkBase)
+	a2 := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	cfg := configOf(c, 2)
 	first := startOperator(t, cfg)
 	start := chaintest.Head(t, c)
@@ -301,7 +312,7 @@ func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
 		t.Fatalf("%d deposits after the restart, want 3 (two before, one while stopped)", len(got))
 	}
 	last := got[2].Spec
-	if last.TxHash != strings.ToLower(short.Hash().Hex()) || last.Amount != "10000000" || last.Transfer != "0a0000000000000000000003" {
+	if last.TxHash != strings.ToLower(short.Hash().Hex()) || last.Amount != "10000000" || last.Transfer != id1 {
 		t.Fatalf("the short deposit was recorded as %+v", last)
 	}
 	seen := map[string]bool{}
@@ -363,7 +374,7 @@ func TestReorgBehindTheCursorIsRewoundAndRescanned(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	addr := transfer(t, ns, "0a0000000000000000000008", payoutv1.NetworkBase)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	startOperator(t, configOf(c, 1))
 	chaintest.Mine(t, c, 3)
 	head := chaintest.Head(t, c)
@@ -393,21 +404,22 @@ func TestDeletedTransferLeavesTheBook(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	kept := transfer(t, ns, "0a0000000000000000000005", payoutv1.NetworkBase)
-	gone := transfer(t, ns, "0a0000000000000000000006", payoutv1.NetworkBase)
-	other := transfer(t, ns, "0a0000000000000000000007", payoutv1.NetworkPolygon)
+	keptID, goneID := newID(), newID()
+	kept := transfer(t, ns, keptID, payoutv1.NetworkBase)
+	gone := transfer(t, ns, goneID, payoutv1.NetworkBase)
+	other := transfer(t, ns, newID(), payoutv1.NetworkPolygon)
 	op := startOperator(t, configOf(c, 1))
 	eventually(t, 10*time.Second, "the book", func() bool { return op.chains.Book.Len() >= 3 })
 	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, strings.ToUpper(gone.Hex()[2:])); ok {
 		t.Error("an address without 0x matched")
 	}
-	if tr, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex()); !ok || tr.Name != "0a0000000000000000000006" {
+	if tr, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex()); !ok || tr.Name != goneID {
 		t.Fatalf("the book does not know %s", gone.Hex())
 	}
 	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, other.Hex()); ok {
 		t.Error("a polygon transfer's address matched on base")
 	}
-	if err := env.Client.Delete(ctx, &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "0a0000000000000000000006"}}); err != nil {
+	if err := env.Client.Delete(ctx, &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: goneID}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the deleted transfer to leave the book", func() bool {
@@ -419,7 +431,7 @@ func TestDeletedTransferLeavesTheBook(t *testing.T) {
 	_, b := chaintest.Send(t, c, set.FundedKey, devchain.USDC, kept, 2_000_000)
 	waitScanned(t, payoutv1.NetworkBase, b)
 	got := depositsOf(t, ns)
-	if len(got) != 1 || got[0].Spec.Transfer != "0a0000000000000000000005" {
+	if len(got) != 1 || got[0].Spec.Transfer != keptID {
 		t.Fatalf("deposits %+v", got)
 	}
 }
@@ -430,7 +442,7 @@ func TestNodeDownAtStartKeepsTheCursor(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	addr := transfer(t, ns, "0a0000000000000000000009", payoutv1.NetworkBase)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	good := configOf(c, 2)
 	op := startOperator(t, good)
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-1)
