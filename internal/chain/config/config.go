@@ -205,6 +205,17 @@ func (c *Config) Network(name payoutv1.Network) (Network, bool) {
 	return c.Networks[name].WithDefaults(), true
 }
 
+// PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
+// whether one is configured (the facade answers v2 creates with it; the transfer controller
+// checks v2 transactions against it).
+func (c *Config) PlatformAddress(network payoutv1.Network, token payoutv1.Token) (string, bool) {
+	n, ok := c.Network(network)
+	if !ok || n.Tokens[token] == nil || n.Tokens[token].PlatformAddress == "" {
+		return "", false
+	}
+	return payoutv1.NormalizeWallet(n.Tokens[token].PlatformAddress), true
+}
+
 // NetworkNames lists the configured networks in name order.
 func (c *Config) NetworkNames() []payoutv1.Network {
 	if c == nil {

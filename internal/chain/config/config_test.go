@@ -40,6 +40,12 @@ func TestSampleIsValid(t *testing.T) {
 	if eth.PollInterval.Duration != DefaultPollInterval || eth.HeartbeatInterval.Duration != DefaultHeartbeatInterval {
 		t.Errorf("defaults not applied: %+v", eth)
 	}
+	if a, ok := c.PlatformAddress(payoutv1.NetworkBase, payoutv1.TokenUSDC); !ok || a != "0x2b5ad5c4795c026514f8317c7a215e218dccd6cf" {
+		t.Errorf("PlatformAddress(base, usdc) = %s, %v", a, ok)
+	}
+	if _, ok := c.PlatformAddress(payoutv1.NetworkEthereum, payoutv1.TokenUSDT); ok {
+		t.Error("usdt on ethereum has no v2 address in the sample")
+	}
 	r, ok := c.RefundSettings()
 	if !ok || r.Network != payoutv1.NetworkBase || r.Token != payoutv1.TokenUSDC || r.Key.File == "" {
 		t.Errorf("refund: %+v", r)
