@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"math/big"
 	"os"
@@ -44,6 +45,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run()) // listing (make test-fuzz) needs no control plane
+	}
 	var err error
 	if os.Getenv("WATCH_TEST_LOG") != "" {
 		testLog = zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
