@@ -194,11 +194,11 @@ func (r *RefundReconciler) poll() time.Duration {
 	return 2 * time.Second
 }
 
-// write persists st (with the Ready condition) when it changed, and emits an event when the
-// state or the message changed.
+// write persists st (with the Ready condition) when it changed, and emits an event on a change
+// of state, or of a warning's message (not on each new confirmation count).
 func (r *RefundReconciler) write(ctx context.Context, rf *payoutv1.Refund, st payoutv1.RefundStatus, kind, reason string) error {
 	before := rf.DeepCopy()
-	changed := st.State != rf.Status.State || st.Message != rf.Status.Message
+	changed := st.State != rf.Status.State || (kind == corev1.EventTypeWarning && st.Message != rf.Status.Message)
 	rf.Status = st
 	setReady(rf, readyStatus(st.State == payoutv1.RefundConfirmed), reason, st.Message)
 	if err := patchStatus(ctx, r.Client, before, rf); err != nil {
