@@ -115,6 +115,7 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		DeferCleanup(k.kill)
 		url := "http://" + k.addr
 		Eventually(func() error { return ping(url) }).Should(Succeed())
+		waitBaseAvailable()
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go k.rampage(stop, stopped)
 		stopOnce := sync.OnceFunc(func() { close(stop); <-stopped })

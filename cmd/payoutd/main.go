@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -154,9 +155,13 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 	return runWith(ctx, cfg, o, log)
 }
 
+// skipControllerNameValidation lets tests run one payoutd after another in one process.
+var skipControllerNameValidation = false
+
 // runWith runs payoutd against the cluster of cfg until ctx ends (tests run it in-process).
 func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -193,6 +198,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 		copts := controllers.DefaultOptions()
 		copts.Chain, copts.V2 = watched, depositkey.Addresses{Config: chains}
+		copts.RefundWallet = watched.Refunds
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers
 		provider, err := wise.New(o.fiat)

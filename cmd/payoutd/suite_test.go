@@ -22,8 +22,10 @@ import (
 	"github.com/shopspring/decimal"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/devenv"
@@ -56,6 +58,8 @@ var (
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// one payoutd after another in this process: their controllers share names
+	skipControllerNameValidation = true
 	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	var err error
@@ -105,7 +109,17 @@ func startInProcess(cfg *rest.Config, extra ...string) string {
 	DeferCleanup(func() { cancel(); <-done })
 	url := "http://" + addr
 	Eventually(func() error { return ping(url) }).Should(Succeed())
+	waitBaseAvailable()
 	return url
+}
+
+// waitBaseAvailable waits until USDC on base takes deposits: its watcher is in sync.
+func waitBaseAvailable() {
+	GinkgoHelper()
+	Eventually(func() bool {
+		o := &payoutv1.DepositOption{}
+		return env.Client.Get(context.Background(), client.ObjectKey{Name: "usdc-base"}, o) == nil && o.Status.Available
+	}).Should(BeTrue())
 }
 
 func freeAddr() string {

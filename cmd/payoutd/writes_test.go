@@ -111,8 +111,7 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		counter = &writeCounter{}
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Wrap(counter.wrap)
-		url := startInProcess(cfg)
-		acct = newAccount(url)
+		acct = newAccount(startInProcess(cfg))
 	})
 
 	// waitQuiet waits until the account's writes stop for a while: the lifecycle is over.

@@ -137,8 +137,9 @@ func chainConfig(chains *devchain.Set, refundKeyFile, xpubFile, xprvFile string)
 	for name, c := range chains.Chains {
 		n := &chainconfig.Network{
 			RPC: []string{c.RPCURL}, ChainID: int64(c.ChainID), Confirmations: int64(chains.Confirmations),
-			// half a block: a deposit is seen within a second of reaching depth
-			PollInterval: metav1.Duration{Duration: 500 * time.Millisecond},
+			// a quarter block: a deposit is recorded within ~250 ms of reaching depth (a 1 s poll
+			// takes up to a second; see docs/benchmarks.md)
+			PollInterval: metav1.Duration{Duration: 250 * time.Millisecond},
 			Tokens:       map[payoutv1.Token]*chainconfig.Token{},
 		}
 		for token, addr := range c.Tokens {
