@@ -143,6 +143,12 @@ test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
 test-conformance: build control-plane anvil ## The listed conformance cases against a fresh `make run`.
 	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
 
+##@ Measurements
+
+.PHONY: loadrun
+loadrun: control-plane ## The facade under load against its baselines (docs/benchmarks.md).
+	go run ./hack/loadrun $(LOADRUN_ARGS)
+
 ##@ Tools
 
 .PHONY: control-plane

@@ -1,0 +1,494 @@
+// Command loadrun measures the facade under load against baselines on the same machine, in one
+// run on one control plane (issue 13):
+//
+//   - v1 transfer creates per second through the facade, against raw creates of a trivial object
+//     (a ConfigMap) through a plain client of the same API server;
+//   - GET transfer per second with 10 000 transfers stored, against a bare net/http handler that
+//     answers a body of the same size.
+//
+// The load is spread over enough API keys that no per-key limit of spec 8.1 is hit. The facade
+// runs with the controllers beside it, as payoutd runs them. Run it with `make loadrun` (see
+// docs/benchmarks.md); -duration and -workers change the windows.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/apiserver"
+	"github.com/stablepay/payout-operator/controllers"
+	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
+	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
+	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+var (
+	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
+	workers  = flag.Int("workers", 16, "concurrent clients")
+	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
+)
+
+func main() {
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "loadrun:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	url, err := startService(ctx, env)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("loadrun: %d workers, %s windows, GOMAXPROCS=%d\n\n", *workers, *duration, runtime.GOMAXPROCS(0))
+
+	raw, err := rawCreates(ctx, env.Client)
+	if err != nil {
+		return err
+	}
+	creates, err := facadeCreates(ctx, env.Client, url)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-52s %9.1f /s\n", "raw creates of a ConfigMap (client, API server)", raw.rate)
+	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "v1 creates through the facade", creates.rate, creates.p50, creates.p99)
+	fmt.Printf("%-52s %9.2f     (goal >= 0.40)\n\n", "ratio", creates.rate/raw.rate)
+
+	bare, err := bareGets()
+	if err != nil {
+		return err
+	}
+	gets, err := facadeGets(ctx, env.Client, url)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "GET of a bare net/http handler", bare.rate, bare.p50, bare.p99)
+	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", fmt.Sprintf("GET transfer through the facade, %d stored", *stored), gets.rate, gets.p50, gets.p99)
+	fmt.Printf("%-52s %9.2f     (goal >= 0.60)\n", "ratio", gets.rate/bare.rate)
+	return nil
+}
+
+// startService runs the facade and the controllers against env, with the simulated bank, and a
+// base deposit watcher reported in sync; it returns the facade's URL.
+func startService(ctx context.Context, env *testenv.Env) (string, error) {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return "", err
+	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "loadrun")
+	if err != nil {
+		return "", err
+	}
+	bank, err := simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: dir, Token: "loadrun"})
+	if err != nil {
+		return "", err
+	}
+	bankCfg := wise.DefaultConfig()
+	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), "loadrun", 1
+	opts := controllers.DefaultOptions()
+	opts.ChainHeartbeatMaxAge = 24 * time.Hour
+	if opts.Provider, err = wise.New(bankCfg); err != nil {
+		return "", err
+	}
+	if err := controllers.Setup(mgr, opts); err != nil {
+		return "", err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return "", fmt.Errorf("cache did not sync")
+	}
+	cursor := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
+	if err := env.Client.Create(ctx, cursor); err != nil {
+		return "", err
+	}
+	now := metav1.Now()
+	cursor.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &now}
+	if err := env.Client.Status().Update(ctx, cursor); err != nil {
+		return "", err
+	}
+	_, xpub, err := depositkey.Generate()
+	if err != nil {
+		return "", err
+	}
+	pub, err := depositkey.NewPublic(xpub)
+	if err != nil {
+		return "", err
+	}
+	chains, err := chainconfig.Parse([]byte("networks:\n  base:\n    rpc: [http://127.0.0.1:1]\n    tokens:\n      usdc:\n        contract: \"0x00000000000000000000000000000000000000c1\"\n"))
+	if err != nil {
+		return "", err
+	}
+	rates, err := pricing.NewSnapshot()
+	if err != nil {
+		return "", err
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Catalog: bankaccount.Default(),
+		Sanctions: sanctions.NewScreener(sanctions.Embedded), KYC: kyc.Store{Reader: mgr.GetClient()},
+		WalletScreen: walletscreen.LocalList{Reader: mgr.GetClient()}, Rates: rates, Clock: clock.RealClock{},
+		Log:      ctrl.Log.WithName("facade"),
+		Deposits: depositkey.Addresses{Public: pub, Config: chains},
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := srv.Open("127.0.0.1:0"); err != nil {
+		return "", err
+	}
+	// the deposit option of usdc on base turns available once its controller has seen the cursor
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		o := &payoutv1.DepositOption{}
+		if mgr.GetClient().Get(ctx, client.ObjectKey{Name: "usdc-base"}, o) == nil && o.Status.Available {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("usdc on base never became available")
+		}
+	}
+	return srv.URL(), nil
+}
+
+// result is a measured rate and the latencies of one window.
+type result struct {
+	rate     float64
+	p50, p99 time.Duration
+}
+
+// measure runs op on *workers goroutines for *duration and returns the rate of successes.
+func measure(op func(worker int) error) (result, error) {
+	var ok atomic.Int64
+	var firstErr atomic.Value
+	var mu sync.Mutex
+	var lat []time.Duration
+	stop := time.Now().Add(*duration)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range *workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(stop) {
+				t := time.Now()
+				if err := op(w); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				mine = append(mine, time.Since(t))
+				ok.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return result{}, err
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r := result{rate: float64(ok.Load()) / time.Since(start).Seconds()}
+	if n := len(lat); n > 0 {
+		r.p50, r.p99 = lat[n/2].Round(10*time.Microsecond), lat[n*99/100].Round(10*time.Microsecond)
+	}
+	return r, nil
+}
+
+// rawCreates creates ConfigMaps as fast as the API server takes them.
+func rawCreates(ctx context.Context, c client.Client) (result, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loadrun-raw"}}); err != nil {
+		return result{}, err
+	}
+	var n atomic.Int64
+	return measure(func(int) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "loadrun-raw", Name: fmt.Sprintf("cm-%d", n.Add(1))},
+			Data: map[string]string{"k": "v"}}
+		return c.Create(ctx, cm)
+	})
+}
+
+// keyed is an API key with its own HTTP client and a source address of its own.
+type keyed struct {
+	account string
+	key     string
+	hc      *http.Client
+}
+
+var addrSeq atomic.Uint32
+
+func newKeyed(c client.Client, account string) (*keyed, error) {
+	k, err := apikey.New()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Create(context.Background(), testgen.APIKey(k.ID, account, func(a *payoutv1.APIKey) { a.Spec.SecretHash = k.Hash })); err != nil {
+		return nil, err
+	}
+	return &keyed{account: account, key: k.Full, hc: httpClient()}, nil
+}
+
+func httpClient() *http.Client {
+	n := addrSeq.Add(1)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 99, byte(n/250), byte(n%250+2))}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 4}}
+}
+
+func (k *keyed) do(method, url string, body any, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+k.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := k.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		dec := json.NewDecoder(resp.Body)
+		dec.UseNumber()
+		if err := dec.Decode(out); err != nil && resp.StatusCode < 300 {
+			return resp.StatusCode, err
+		}
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode, nil
+}
+
+// facadeCreates creates v1 transfers through the facade: accounts with a recipient each, and
+// keys with their quotes prepared beforehand (a key may quote and create 20 a minute).
+func facadeCreates(ctx context.Context, c client.Client, url string) (result, error) {
+	const perKey = 15
+	keysNeeded := int(*duration/time.Second)*60/perKey + 1 // room for 60 creates a second
+	type job struct {
+		k         *keyed
+		quote     string
+		recipient int64
+	}
+	jobs := make(chan job, keysNeeded*perKey)
+	var wg sync.WaitGroup
+	errs := make(chan error, keysNeeded)
+	for a := 0; a < keysNeeded; a += 20 {
+		name := fmt.Sprintf("load-%d", a/20)
+		if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
+			return result{}, err
+		}
+		first, err := newKeyed(c, name)
+		if err != nil {
+			return result{}, err
+		}
+		var rcp map[string]any
+		for range 100 { // the key reaches the facade's cache in a moment
+			st, err := first.do("POST", url+"/api/payouts/recipients", map[string]any{"currency": "EUR", "type": "iban", "accountHolderName": "Load Payee",
+				"details": map[string]any{"legalType": "PRIVATE", "iban": "DE89370400440532013000"}}, &rcp)
+			if err == nil && st == 201 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		rid, err := rcp["id"].(json.Number).Int64()
+		if err != nil {
+			return result{}, fmt.Errorf("recipient: %v", rcp)
+		}
+		for i := 0; i < 20 && a+i < keysNeeded; i++ {
+			k := first
+			if i > 0 {
+				if k, err = newKeyed(c, name); err != nil {
+					return result{}, err
+				}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for q := 0; q < perKey; q++ {
+					var m map[string]any
+					st, err := k.do("GET", url+"/api/payouts/quote?targetCurrency=EUR&sourceAmount=25.00", nil, &m)
+					if err != nil || st != 200 {
+						if st == 401 {
+							time.Sleep(100 * time.Millisecond)
+							q--
+							continue
+						}
+						errs <- fmt.Errorf("quote: %d %v %v", st, err, m)
+						return
+					}
+					jobs <- job{k: k, quote: m["quoteId"].(string), recipient: rid}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(jobs)
+	close(errs)
+	if err := <-errs; err != nil {
+		return result{}, err
+	}
+	return measure(func(int) error {
+		j, ok := <-jobs
+		if !ok {
+			return fmt.Errorf("ran out of prepared quotes: raise keysNeeded")
+		}
+		body := map[string]any{"quote_id": j.quote, "amount": json.Number("25.00"), "recipientId": j.recipient,
+			"customer_uuid": uuid.NewString(), "customer_email": "load@example.com", "source_token": "usdc",
+			"source_network": "base", "wallet_address": "0x8ba1f109551bD432803012645Ac136ddd64DBA72"}
+		var m map[string]any
+		st, err := j.k.do("POST", url+"/api/payouts/transfer", body, &m)
+		if err != nil || st != 200 {
+			return fmt.Errorf("create: %d %v %v", st, err, m)
+		}
+		return nil
+	})
+}
+
+// facadeGets stores the transfers, then reads them at random through the facade, each read with
+// one of enough keys that none passes its 30 lookups a minute.
+func facadeGets(ctx context.Context, c client.Client, url string) (result, error) {
+	name := "load-lookups"
+	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
+		return result{}, err
+	}
+	ns := payoutv1.AccountNamespace(name)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return result{}, fmt.Errorf("namespace %s never appeared", ns)
+		}
+	}
+	ids := make([]string, *stored)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	var failed atomic.Value
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%024x", 0x10000000+i)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := c.Create(ctx, testgen.Transfer(ns, ids[i], func(t *payoutv1.Transfer) {
+				t.Spec.Account = name
+				t.Spec.ExpiresAt = &metav1.Time{Time: time.Now().Add(240 * time.Hour)}
+			})); err != nil {
+				failed.CompareAndSwap(nil, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return result{}, err
+	}
+	expected := 8000 * int(*duration/time.Second) // generous room for 8000 lookups a second
+	keys := make([]*keyed, expected/25+*workers)
+	for i := range keys {
+		k, err := newKeyed(c, name)
+		if err != nil {
+			return result{}, err
+		}
+		keys[i] = k
+	}
+	// every key is known to the facade, and every transfer is in its cache
+	for _, k := range []*keyed{keys[0], keys[len(keys)-1]} {
+		for st := 0; st != 200; time.Sleep(100 * time.Millisecond) {
+			st, _ = k.do("GET", url+"/api/payouts/transfer/"+ids[len(ids)-1], nil, nil)
+		}
+	}
+	var next atomic.Int64
+	var served atomic.Int64
+	// one keep-alive connection per worker, as the baseline's; the key changes every 25 reads
+	clients := make([]*http.Client, *workers)
+	for i := range clients {
+		clients[i] = httpClient()
+	}
+	return measure(func(w int) error {
+		n := next.Add(1)
+		k := *keys[int(n/25)%len(keys)]
+		k.hc = clients[w]
+		st, err := k.do("GET", url+"/api/payouts/transfer/"+ids[int(n*7919)%len(ids)], nil, nil)
+		if err != nil || st != 200 {
+			return fmt.Errorf("lookup: %d %v (after %d)", st, err, served.Load())
+		}
+		served.Add(1)
+		return nil
+	})
+}
+
+// bareGets is the baseline: a handler that answers a body the size of a transfer lookup, served
+// and read over loopback HTTP exactly as the facade's.
+func bareGets() (result, error) {
+	body := bytes.Repeat([]byte("x"), 1200)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return result{}, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	clients := make([]*http.Client, *workers)
+	for i := range clients {
+		clients[i] = httpClient()
+	}
+	url := "http://" + ln.Addr().String() + "/api/payouts/transfer/x"
+	return measure(func(w int) error {
+		resp, err := clients[w].Get(url)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil
+	})
+}
