@@ -103,7 +103,7 @@ func normalizeUnicode(s string) string {
 	// too, and again after folding because folding can produce marks ("İ" folds to "i" + U+0307).
 	// A Caser keeps state and must not be shared between goroutines, hence one per call.
 	s = removeMn(norm.NFKD.String(s))
-	s = cases.Fold().String(s)
+	s = strings.Map(cherokeeCapital, cases.Fold().String(s))
 	s = removeMn(norm.NFKD.String(s))
 
 	var b strings.Builder
@@ -128,6 +128,20 @@ func normalizeUnicode(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// cherokeeCapital maps Cherokee small letters to their capitals. Unicode's case folding folds
+// Cherokee to the capitals (CaseFolding.txt, since Unicode 8), but golang.org/x/text's Fold
+// swaps the two cases, so folding twice gave back the input and normalize was not idempotent
+// (found by FuzzScreen: "Ꮐ" → "ꮐ" → "Ꮐ").
+func cherokeeCapital(r rune) rune {
+	switch {
+	case r >= 0xAB70 && r <= 0xABBF:
+		return r - 0xAB70 + 0x13A0
+	case r >= 0x13F8 && r <= 0x13FD:
+		return r - 0x13F8 + 0x13F0
+	}
+	return r
 }
 
 func removeMn(s string) string {

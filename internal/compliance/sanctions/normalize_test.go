@@ -11,6 +11,7 @@ func TestNormalize(t *testing.T) {
 		{"hyphen and extra spaces", "  Mounir\tEl-Motassadeq ", "mounir el motassadeq"},
 		{"periods are deleted", "SAF TECH S.L.", "saf tech sl"},
 		{"run-together abbreviation", "Saf Tech SL", "saf tech sl"},
+		{"Cherokee folds to its capitals, both cases alike", "Ꮐ ꮐ", "Ꮐ Ꮐ"},
 		{"spaced abbreviation stays two words", "SAF TECH S. L.", "saf tech s l"},
 		{"apostrophe", "O'Brien", "obrien"},
 		{"typographic apostrophe", "O\u2019Brien", "obrien"},
