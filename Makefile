@@ -16,6 +16,11 @@ PLATFORM := $(GOOS)-$(GOARCH)
 K8S_VERSION            ?= v1.37.2
 ETCD_VERSION           ?= v3.7.3
 CONTROLLER_GEN_VERSION ?= v0.23.0
+ABIGEN_VERSION         ?= v1.17.10
+# npm packages (hack/npm-tool.sh): the dev chains' node, the token's compiler and its library
+ANVIL_VERSION          ?= 1.7.1
+SOLC_VERSION           ?= 0.8.37
+OPENZEPPELIN_VERSION   ?= 4.9.6
 
 ## Locations
 CACHE_HOME ?= $(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)
@@ -27,6 +32,12 @@ ENVTEST_ASSETS := $(LOCALBIN)/k8s
 KUBERNETES_CACHE := $(TOOLS_CACHE)/kubernetes/$(K8S_VERSION)-$(PLATFORM)
 ETCD_CACHE := $(TOOLS_CACHE)/etcd/$(ETCD_VERSION)-$(PLATFORM)
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen
+ABIGEN := $(LOCALBIN)/abigen
+# anvil ships as one npm package per platform (@foundry-rs/anvil-linux-amd64, -darwin-arm64, ...).
+ANVIL_PACKAGE := @foundry-rs/anvil-$(PLATFORM)
+ANVIL_CACHE := $(TOOLS_CACHE)/npm/$(ANVIL_PACKAGE)-$(ANVIL_VERSION)/node_modules/$(ANVIL_PACKAGE)/bin/anvil
+ANVIL := $(LOCALBIN)/anvil
+TOKEN_DIR := internal/chain/token
 
 DEV_DIR ?= $(CURDIR)/.dev
 E2E_DIR ?= $(CURDIR)/.dev-e2e
@@ -36,6 +47,9 @@ E2E_READY_MINUTES ?= 30
 FUZZTIME ?= 10s
 
 export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+# The dev chains' node, for payout-dev and for the Go tests (internal/chain/devchain).
+export PAYOUT_ANVIL := $(ANVIL)
+export TOOLS_CACHE
 
 # Packages whose markers make the CRDs and the RBAC role.
 GEN_PATHS := paths="./api/..." paths="./controllers/..." paths="./apiserver/..." paths="./cmd/payoutd/..."
@@ -64,6 +78,17 @@ fmt: ## gofmt the tree.
 vet: ## go vet.
 	go vet ./...
 
+# The dev chains' token: StableToken.sol compiled to the committed ABI and bytecode, and the Go
+# bindings generated from them.
+.PHONY: token
+token: ## Compile StableToken.sol into $(TOKEN_DIR)/StableToken.{abi,bin} (solc-js, offline once cached).
+	hack/compile-token.sh $(SOLC_VERSION) $(OPENZEPPELIN_VERSION) $(TOKEN_DIR)
+
+.PHONY: bindings
+bindings: abigen ## Generate the token's typed Go bindings (abigen --v2) from the committed ABI and bytecode.
+	$(ABIGEN) --v2 --abi $(TOKEN_DIR)/StableToken.abi --bin $(TOKEN_DIR)/StableToken.bin \
+	  --pkg token --type StableToken --out $(TOKEN_DIR)/stabletoken.go
+
 ##@ Build
 
 .PHONY: build
@@ -71,7 +96,7 @@ build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
 	go build -o $(LOCALBIN)/ ./cmd/payoutd ./cmd/kubectl-payout ./cmd/payout-dev
 
 .PHONY: run
-run: manifests build control-plane ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
+run: manifests build control-plane anvil ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
 	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN)
 
 ##@ Test
@@ -88,12 +113,19 @@ check-generated: controller-gen ## Fail when the committed generated files diffe
 	diff -ru config/crd/bases $$tmp/crd && diff -u config/rbac/role.yaml $$tmp/rbac/role.yaml \
 	  || { echo "generated files are stale: run 'make generate manifests'"; exit 1; }
 
+.PHONY: check-token
+check-token: ## Fail when the committed token ABI/bytecode differ from a fresh compile of StableToken.sol.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	hack/compile-token.sh $(SOLC_VERSION) $(OPENZEPPELIN_VERSION) $$tmp && \
+	diff -u $(TOKEN_DIR)/StableToken.abi $$tmp/StableToken.abi && diff $(TOKEN_DIR)/StableToken.bin $$tmp/StableToken.bin \
+	  || { echo "the token's ABI/bytecode are stale: run 'make token bindings'"; exit 1; }
+
 .PHONY: test-unit
-test-unit: ## Unit tests of the domain packages (no cluster).
+test-unit: anvil ## Unit tests of the domain packages (no cluster).
 	go test -count=1 ./internal/...
 
 .PHONY: test-envtest
-test-envtest: control-plane build ## Ginkgo suites on a real kube-apiserver and etcd (envtest).
+test-envtest: control-plane build anvil ## Ginkgo suites on a real kube-apiserver and etcd (envtest).
 	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/...
 
 .PHONY: test-fuzz
@@ -105,7 +137,7 @@ test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
 	done
 
 .PHONY: test-conformance
-test-conformance: build control-plane ## The listed conformance cases against a fresh `make run`.
+test-conformance: build control-plane anvil ## The listed conformance cases against a fresh `make run`.
 	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
 
 ##@ Tools
@@ -136,3 +168,22 @@ $(TOOLS_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION):
 	@mkdir -p $(TOOLS_CACHE)/tools/tmp
 	GOBIN=$(TOOLS_CACHE)/tools/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(TOOLS_CACHE)/tools/tmp/controller-gen $@
+
+.PHONY: abigen
+abigen: $(ABIGEN) ## Install go-ethereum's abigen (cached by version).
+$(ABIGEN): $(TOOLS_CACHE)/tools/abigen-$(ABIGEN_VERSION)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(TOOLS_CACHE)/tools/abigen-$(ABIGEN_VERSION):
+	@mkdir -p $(TOOLS_CACHE)/tools
+	tmp=$$(mktemp -d $(TOOLS_CACHE)/tools/.tmp-abigen.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN=$$tmp go install github.com/ethereum/go-ethereum/cmd/abigen@$(ABIGEN_VERSION); \
+	mv $$tmp/abigen $@
+
+.PHONY: anvil
+anvil: $(ANVIL) ## Install anvil, the dev chains' node, from npm (cached by version).
+$(ANVIL): $(ANVIL_CACHE)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(ANVIL_CACHE):
+	hack/npm-tool.sh $(ANVIL_PACKAGE) $(ANVIL_VERSION) >/dev/null
