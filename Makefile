@@ -52,7 +52,7 @@ export PAYOUT_ANVIL := $(ANVIL)
 export TOOLS_CACHE
 
 # Packages whose markers make the CRDs and the RBAC role.
-GEN_PATHS := paths="./api/..." paths="./controllers/..." paths="./apiserver/..." paths="./cmd/payoutd/..."
+GEN_PATHS := paths="./api/..." paths="./controllers/..." paths="./apiserver/..." paths="./cmd/payoutd/..." paths="./internal/chain/watch/..."
 
 ##@ General
 
@@ -120,13 +120,16 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 	diff -u $(TOKEN_DIR)/StableToken.abi $$tmp/StableToken.abi && diff $(TOKEN_DIR)/StableToken.bin $$tmp/StableToken.bin \
 	  || { echo "the token's ABI/bytecode are stale: run 'make token bindings'"; exit 1; }
 
+# Domain packages whose tests need the control plane run with the envtest suites.
+ENVTEST_INTERNAL := ./internal/chain/watch/...
+
 .PHONY: test-unit
 test-unit: anvil ## Unit tests of the domain packages (no cluster).
-	go test -count=1 ./internal/...
+	go test -count=1 $$(go list ./internal/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest
 test-envtest: control-plane build anvil ## Ginkgo suites on a real kube-apiserver and etcd (envtest).
-	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/...
+	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... $(ENVTEST_INTERNAL)
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.

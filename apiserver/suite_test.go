@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,8 +72,15 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(index.Register(ctx, mgr.GetFieldIndexer())).To(Succeed())
 	opts := controllers.DefaultOptions()
-	opts.WatchedNetworks = func(n payoutv1.Network) bool { return n == payoutv1.NetworkBase }
+	// base's deposit watcher is in sync for the whole suite (a cursor written once, its heartbeat
+	// allowed to age); the other networks have no watcher
+	opts.ChainHeartbeatMaxAge = 24 * time.Hour
 	Expect(controllers.Setup(mgr, opts)).To(Succeed())
+	base := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
+	Expect(env.Client.Create(ctx, base)).To(Succeed())
+	heartbeat := metav1.Now()
+	base.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &heartbeat}
+	Expect(env.Client.Status().Update(ctx, base)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

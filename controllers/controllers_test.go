@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -129,7 +130,7 @@ var _ = Describe("ClaimReconciler", func() {
 })
 
 var _ = Describe("simple status controllers", func() {
-	It("derive wallets' verification and deposit options' availability", func() {
+	It("derive wallets' verification", func() {
 		ns := namespace()
 		w := testgen.Wallet(ns, "0x8ba1f109551bD432803012645Ac136ddd64DBA72")
 		misnamed := testgen.Wallet(ns, "0x0000000000000000000000000000000000000001")
@@ -146,28 +147,75 @@ var _ = Describe("simple status controllers", func() {
 		_, reason = readyOf(misnamed)
 		Expect(reason).To(Equal(WalletMisnamedReason))
 
-		dr := &statusReconciler[payoutv1.DepositOption, *payoutv1.DepositOption]{Client: env.Client,
-			observe: depositOptionObserver(func(n payoutv1.Network) bool { return n == payoutv1.NetworkBase })}
+	})
+})
+
+var _ = Describe("DepositOptionReconciler", func() {
+	It("makes an option available while its network's watcher is in sync with a fresh heartbeat", func() {
+		now := fakeClock.Now()
+		r := &DepositOptionReconciler{Client: env.Client, Clock: fakeClock, MaxHeartbeatAge: 30 * time.Second}
 		Expect(EnsureDepositOptions(ctx, env.Client)).To(Succeed())
 		Expect(EnsureDepositOptions(ctx, env.Client)).To(Succeed(), "ensuring twice is harmless")
-		want := map[string]string{"usdc-base": payoutv1.DepositOptionAvailableReason, "usdc-solana": payoutv1.DepositOptionNoChainEndpointReason}
+		cursor := func(network payoutv1.Network, synced bool, heartbeatAge time.Duration, message string) {
+			cc := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(network)}, Spec: payoutv1.ChainCursorSpec{Network: network}}
+			Expect(env.Client.Create(ctx, cc)).To(Succeed())
+			hb := metav1.NewTime(now.Add(-heartbeatAge))
+			cc.Status = payoutv1.ChainCursorStatus{Synced: synced, HeartbeatAt: &hb, Message: message, Block: 10}
+			Expect(env.Client.Status().Update(ctx, cc)).To(Succeed())
+		}
+		cursor(payoutv1.NetworkBase, true, 10*time.Second, "")
+		cursor(payoutv1.NetworkEthereum, true, 31*time.Second, "")
+		cursor(payoutv1.NetworkPolygon, false, time.Second, "eth_blockNumber: connection refused")
+		want := map[string]string{
+			"usdc-base":     payoutv1.DepositOptionAvailableReason,
+			"usdc-ethereum": payoutv1.DepositOptionChainNotSyncedReason, // stale heartbeat
+			"usdt-ethereum": payoutv1.DepositOptionChainNotSyncedReason,
+			"usdc-polygon":  payoutv1.DepositOptionChainNotSyncedReason,  // not synced
+			"usdc-solana":   payoutv1.DepositOptionNoChainEndpointReason, // no watcher
+		}
 		for name, wantReason := range want {
 			o := &payoutv1.DepositOption{}
 			Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, o)).To(Succeed())
-			_, err := dr.Reconcile(ctx, request(o))
+			res, err := r.Reconcile(ctx, request(o))
 			Expect(err).NotTo(HaveOccurred())
 			_, reason := readyOf(o)
 			Expect(reason).To(Equal(wantReason), name)
-			Expect(o.Status.Available).To(Equal(wantReason == payoutv1.DepositOptionAvailableReason))
+			Expect(o.Status.Available).To(Equal(wantReason == payoutv1.DepositOptionAvailableReason), name)
+			if name == "usdc-base" {
+				// looked at again when the heartbeat would turn stale
+				Expect(res.RequeueAfter).To(BeNumerically("~", 21*time.Second, time.Second))
+			}
 		}
 		o := &payoutv1.DepositOption{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-polygon"}, o)).To(Succeed())
+		Expect(meta.FindStatusCondition(o.Status.Conditions, "Ready").Message).To(ContainSubstring("connection refused"))
+
+		// the heartbeat ages past the limit: unavailable
+		fakeClock.Step(21 * time.Second)
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o)).To(Succeed())
+		_, err := r.Reconcile(ctx, request(o))
+		Expect(err).NotTo(HaveOccurred())
+		_, reason := readyOf(o)
+		Expect(reason).To(Equal(payoutv1.DepositOptionChainNotSyncedReason))
+		Expect(o.Status.Available).To(BeFalse())
+
+		// the operator's switch wins over a synced watcher
+		fakeClock.SetTime(now)
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "usdc-base"}, o)).To(Succeed())
 		o.Spec.Enabled = false
 		Expect(env.Client.Update(ctx, o)).To(Succeed())
-		_, err := dr.Reconcile(ctx, request(o))
+		_, err = r.Reconcile(ctx, request(o))
 		Expect(err).NotTo(HaveOccurred())
 		_, reason = readyOf(o)
 		Expect(reason).To(Equal(payoutv1.DepositOptionDisabledReason))
 		Expect(o.Status.Available).To(BeFalse())
+
+		// a cursor maps to the options of its network
+		reqs := r.optionsOfCursor(ctx, &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "ethereum"}})
+		names := []string{}
+		for _, q := range reqs {
+			names = append(names, q.Name)
+		}
+		Expect(names).To(ConsistOf("usdc-ethereum", "usdt-ethereum"))
 	})
 })

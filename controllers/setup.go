@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/fiat"
 )
@@ -21,8 +20,10 @@ type Options struct {
 	QuoteRetention time.Duration
 	// ClaimGrace is how long a uniqueness claim waits for its holder before it is released.
 	ClaimGrace time.Duration
-	// WatchedNetworks reports the networks this deployment detects deposits on.
-	WatchedNetworks func(payoutv1.Network) bool
+	// ChainHeartbeatMaxAge is how old a deposit watcher's heartbeat (in its ChainCursor) may be
+	// before the deposit options of its network read unavailable. The watchers write one at
+	// least every heartbeatInterval of the chain configuration (default 5s).
+	ChainHeartbeatMaxAge time.Duration
 
 	// Provider pays fiat; required.
 	Provider fiat.Provider
@@ -39,11 +40,11 @@ type Options struct {
 // DefaultOptions are the production defaults.
 func DefaultOptions() Options {
 	return Options{
-		Clock:           clock.RealClock{},
-		QuoteRetention:  10 * time.Minute,
-		ClaimGrace:      2 * time.Minute,
-		WatchedNetworks: func(payoutv1.Network) bool { return false },
-		TransferWorkers: 8,
+		Clock:                clock.RealClock{},
+		QuoteRetention:       10 * time.Minute,
+		ClaimGrace:           2 * time.Minute,
+		ChainHeartbeatMaxAge: 30 * time.Second,
+		TransferWorkers:      8,
 	}
 }
 
@@ -54,7 +55,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },
 		func() error { return SetupWalletControllers(mgr) },
-		func() error { return SetupDepositOptionController(mgr, o.WatchedNetworks) },
+		func() error {
+			return (&DepositOptionReconciler{Client: mgr.GetClient(), Clock: o.Clock, MaxHeartbeatAge: o.ChainHeartbeatMaxAge}).SetupWithManager(mgr)
+		},
 		func() error {
 			return (&QuoteReconciler{Client: mgr.GetClient(), Clock: o.Clock, Retention: o.QuoteRetention}).SetupWithManager(mgr)
 		},

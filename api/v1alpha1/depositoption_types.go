@@ -29,13 +29,15 @@ type DepositOptionSpec struct {
 
 // DepositOptionStatus is whether the option can take deposits now.
 type DepositOptionStatus struct {
-	// available: enabled and the network has a configured chain endpoint.
+	// available: enabled, and the network's deposit watcher is in sync (its ChainCursor says
+	// synced, with a fresh heartbeat).
 	// +optional
 	Available bool `json:"available"`
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Ready (True when available; reasons Disabled or NoChainEndpoint when not).
+	// conditions: Ready (True when available; reasons Disabled, NoChainEndpoint or
+	// ChainNotSynced when not).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -48,6 +50,9 @@ const (
 	DepositOptionAvailableReason       = "Available"
 	DepositOptionDisabledReason        = "Disabled"
 	DepositOptionNoChainEndpointReason = "NoChainEndpoint"
+	// DepositOptionChainNotSyncedReason: the network's watcher runs but is behind, cannot reach
+	// its node, or has stopped writing its heartbeat.
+	DepositOptionChainNotSyncedReason = "ChainNotSynced"
 )
 
 // DepositOption is a token/network pair deposits can be sent on. Cluster-scoped, named

@@ -32,6 +32,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
@@ -52,6 +54,10 @@ type options struct {
 	kycURL, kycToken                string
 	riskURL, riskToken              string
 	quoteRetention, claimGrace      time.Duration
+	transferExpiry                  time.Duration
+	transferWorkers                 int
+	fiat                            wise.Config
+	mail                            notify.Config
 	zap                             zap.Options
 }
 
@@ -79,6 +85,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.riskToken, "risk-token", "", "bearer token of the wallet-screening service (or env PAYOUT_RISK_TOKEN)")
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
+	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
+	fs.IntVar(&o.transferWorkers, "transfer-workers", 8, "transfers reconciled at once")
+	o.fiat = wise.DefaultConfig()
+	o.fiat.BindFlags(fs)
+	o.mail.BindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -91,6 +102,21 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.riskToken == "" {
 		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
+	}
+	if o.transferExpiry < time.Minute {
+		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+	}
+	if o.transferWorkers < 1 || o.transferWorkers > 256 {
+		return nil, fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
+	}
+	if o.controllers {
+		o.fiat.ApplyEnv()
+		if err := o.fiat.Validate(); err != nil {
+			return nil, err
+		}
+		if err := o.mail.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -144,6 +170,21 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 	if o.controllers {
 		copts := controllers.DefaultOptions()
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
+		copts.TransferWorkers = o.transferWorkers
+		provider, err := wise.New(o.fiat)
+		if err != nil {
+			return fmt.Errorf("fiat provider: %w", err)
+		}
+		copts.Provider = provider
+		if o.mail.Configured() {
+			mailer, err := notify.New(o.mail)
+			if err != nil {
+				return fmt.Errorf("mail: %w", err)
+			}
+			copts.Notifier = notify.TransferNotifier{Mailer: mailer, Domain: o.mail.MessageDomain()}
+		} else {
+			log.Info("no --smtp-addr: transfer outcomes are not mailed")
+		}
 		if err := controllers.Setup(mgr, copts); err != nil {
 			return err
 		}

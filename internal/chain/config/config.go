@@ -1,0 +1,403 @@
+// Package config is the chain side's configuration: per network, the RPC endpoints, chain id,
+// token contracts and v2 platform addresses, confirmation depth and polling; the Base refund
+// wallet; and where the deposit key material lives. It is read from a YAML or JSON file
+// (config/samples/chains.yaml documents the format) and/or command-line flags.
+//
+// A network that is not configured is not watched: its deposit options read unavailable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
+)
+
+// Kind is the family of a network's node interface. Only EVM is implemented here; Solana and
+// Tron fit the same Network shape with their own kind (their watchers read the fields they need).
+type Kind string
+
+const (
+	KindEVM    Kind = "evm"
+	KindSolana Kind = "solana"
+	KindTron   Kind = "tron"
+)
+
+// Defaults of a network's optional settings.
+const (
+	DefaultConfirmations     = 12
+	DefaultPollInterval      = 2 * time.Second
+	DefaultMaxBlockRange     = 1000
+	DefaultHeartbeatInterval = 5 * time.Second
+)
+
+// Config is the whole chain configuration.
+type Config struct {
+	// Networks to watch, by name (base, ethereum, ...). Absent networks are not watched.
+	Networks map[payoutv1.Network]*Network `json:"networks,omitempty"`
+	// Refund is the wallet refunds are sent from (on Base, in USDC). Optional: without it Refund
+	// objects wait with a message saying so.
+	Refund *Refund `json:"refund,omitempty"`
+	// DepositKey locates the extended keys v1 deposit addresses are derived from.
+	DepositKey *DepositKey `json:"depositKey,omitempty"`
+}
+
+// Network is one chain's settings.
+type Network struct {
+	// Kind of node interface; default evm.
+	Kind Kind `json:"kind,omitempty"`
+	// RPC endpoints, tried in order: the next one is used while the current one fails.
+	RPC []string `json:"rpc"`
+	// ChainID the endpoints must report (eth_chainId); checked against each node before use.
+	ChainID int64 `json:"chainID"`
+	// Tokens accepted on this network, by token (usdc, usdt).
+	Tokens map[payoutv1.Token]*Token `json:"tokens"`
+	// Confirmations is the depth at which a deposit counts: a block has one confirmation when it
+	// is the head, two when one block is on top of it, and so on. Default 12.
+	Confirmations int64 `json:"confirmations,omitempty"`
+	// PollInterval between polls of the head. Default 2s.
+	PollInterval metav1.Duration `json:"pollInterval,omitempty"`
+	// HeartbeatInterval bounds how often the watcher writes its cursor when nothing else
+	// changed. Default 5s.
+	HeartbeatInterval metav1.Duration `json:"heartbeatInterval,omitempty"`
+	// StartBlock is the first block a fresh cursor scans; unset means the head when the watcher
+	// first starts (deposits made before are not looked for).
+	StartBlock *int64 `json:"startBlock,omitempty"`
+	// MaxBlockRange is the largest block range of one log query. Default 1000.
+	MaxBlockRange int64 `json:"maxBlockRange,omitempty"`
+}
+
+// Token is one token contract on a network.
+type Token struct {
+	// Contract address of the token (6 decimals).
+	Contract string `json:"contract"`
+	// PlatformAddress is the fixed v2 deposit address for this token on this network; empty
+	// when v2 transfers are not offered for it.
+	PlatformAddress string `json:"platformAddress,omitempty"`
+}
+
+// Refund is the platform wallet refunds are sent from.
+type Refund struct {
+	// Network refunds are sent on: base.
+	Network payoutv1.Network `json:"network,omitempty"`
+	// Token refunded: usdc.
+	Token payoutv1.Token `json:"token,omitempty"`
+	// Key is the hex private key of the wallet. It is read from a file or an environment
+	// variable, never written in the configuration itself, and never logged.
+	Key KeySource `json:"key"`
+}
+
+// DepositKey locates the BIP-32 extended keys of v1 deposit addresses: the public one (xpub)
+// for whoever issues addresses, the private one (xprv) for the sweeper only.
+type DepositKey struct {
+	XPub KeySource  `json:"xpub"`
+	XPrv *KeySource `json:"xprv,omitempty"`
+}
+
+// KeySource says where a secret is read from: exactly one of a file, an environment variable
+// or a key of a Kubernetes Secret.
+type KeySource struct {
+	File   string     `json:"file,omitempty"`
+	Env    string     `json:"env,omitempty"`
+	Secret *SecretRef `json:"secret,omitempty"`
+}
+
+// SecretRef names a key of a Kubernetes Secret.
+type SecretRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Key       string `json:"key"`
+}
+
+// String describes where the secret is, never the secret.
+func (k KeySource) String() string {
+	switch {
+	case k.File != "":
+		return "file " + k.File
+	case k.Env != "":
+		return "env " + k.Env
+	case k.Secret != nil:
+		return "secret " + k.Secret.Namespace + "/" + k.Secret.Name + "[" + k.Secret.Key + "]"
+	}
+	return "nowhere"
+}
+
+// ReadLocal reads a file or environment source; a Secret source needs a cluster client and is
+// read by its user (depositkey.Load).
+func (k KeySource) ReadLocal() (string, error) {
+	switch {
+	case k.File != "":
+		b, err := os.ReadFile(k.File)
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(b)), nil
+	case k.Env != "":
+		v, ok := os.LookupEnv(k.Env)
+		if !ok || strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("environment variable %s is not set", k.Env)
+		}
+		return strings.TrimSpace(v), nil
+	case k.Secret != nil:
+		return "", errors.New("a Secret is read through the cluster, not locally")
+	}
+	return "", errors.New("no source configured")
+}
+
+// Load reads a configuration file (YAML or JSON). Unknown fields are errors, so that a typo
+// does not silently leave a setting at its default.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// Parse reads a configuration from YAML or JSON text.
+func Parse(b []byte) (*Config, error) {
+	c := &Config{}
+	if err := yaml.UnmarshalStrict(b, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// WithDefaults returns a copy of n with its unset optional settings at their defaults.
+func (n Network) WithDefaults() Network {
+	if n.Kind == "" {
+		n.Kind = KindEVM
+	}
+	if n.Confirmations == 0 {
+		n.Confirmations = DefaultConfirmations
+	}
+	if n.PollInterval.Duration == 0 {
+		n.PollInterval.Duration = DefaultPollInterval
+	}
+	if n.HeartbeatInterval.Duration == 0 {
+		n.HeartbeatInterval.Duration = DefaultHeartbeatInterval
+	}
+	if n.MaxBlockRange == 0 {
+		n.MaxBlockRange = DefaultMaxBlockRange
+	}
+	return n
+}
+
+// Network returns the settings of network with defaults applied, and whether it is configured.
+func (c *Config) Network(name payoutv1.Network) (Network, bool) {
+	if c == nil || c.Networks[name] == nil {
+		return Network{}, false
+	}
+	return c.Networks[name].WithDefaults(), true
+}
+
+// NetworkNames lists the configured networks in name order.
+func (c *Config) NetworkNames() []payoutv1.Network {
+	if c == nil {
+		return nil
+	}
+	out := make([]payoutv1.Network, 0, len(c.Networks))
+	for n := range c.Networks {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// RefundSettings returns the refund wallet's settings with defaults (base, usdc), or false
+// when no refund wallet is configured.
+func (c *Config) RefundSettings() (Refund, bool) {
+	if c == nil || c.Refund == nil {
+		return Refund{}, false
+	}
+	r := *c.Refund
+	if r.Network == "" {
+		r.Network = payoutv1.NetworkBase
+	}
+	if r.Token == "" {
+		r.Token = payoutv1.TokenUSDC
+	}
+	return r, true
+}
+
+var knownNetworks = map[payoutv1.Network]Kind{
+	payoutv1.NetworkArbitrum:  KindEVM,
+	payoutv1.NetworkAvalanche: KindEVM,
+	payoutv1.NetworkBase:      KindEVM,
+	payoutv1.NetworkEthereum:  KindEVM,
+	payoutv1.NetworkPolygon:   KindEVM,
+	payoutv1.NetworkSolana:    KindSolana,
+	payoutv1.NetworkTron:      KindTron,
+}
+
+// Validate checks every setting and names the first bad ones by their path in the file
+// (`networks.base.tokens.usdc.contract: "0x12" is not an EVM address`). All problems are
+// reported together, one per line.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+	}
+	for _, name := range c.NetworkNames() {
+		n := c.Networks[name]
+		p := "networks." + string(name)
+		want, known := knownNetworks[name]
+		if !known {
+			bad(p, "unknown network (known: arbitrum, avalanche, base, ethereum, polygon, solana, tron)")
+			continue
+		}
+		if n == nil {
+			bad(p, "empty network settings")
+			continue
+		}
+		d := n.WithDefaults()
+		if d.Kind != want {
+			bad(p+".kind", "%q is not the kind of %s (%s)", n.Kind, name, want)
+			continue
+		}
+		if len(n.RPC) == 0 {
+			bad(p+".rpc", "at least one RPC endpoint is needed")
+		}
+		for i, u := range n.RPC {
+			if err := checkURL(u); err != nil {
+				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "%s", err)
+			}
+		}
+		if d.Kind == KindEVM && n.ChainID <= 0 {
+			bad(p+".chainID", "the chain id is required (a positive integer)")
+		}
+		if len(n.Tokens) == 0 {
+			bad(p+".tokens", "at least one token (usdc, usdt) is needed")
+		}
+		for _, tok := range sortedTokens(n.Tokens) {
+			t := n.Tokens[tok]
+			tp := p + ".tokens." + string(tok)
+			if tok != payoutv1.TokenUSDC && tok != payoutv1.TokenUSDT {
+				bad(tp, "unknown token (known: usdc, usdt)")
+				continue
+			}
+			if t == nil {
+				bad(tp, "empty token settings")
+				continue
+			}
+			if d.Kind == KindEVM {
+				if !chain.IsEVMAddress(t.Contract) {
+					bad(tp+".contract", "%q is not an EVM address", t.Contract)
+				}
+				if t.PlatformAddress != "" && !chain.IsEVMAddress(t.PlatformAddress) {
+					bad(tp+".platformAddress", "%q is not an EVM address", t.PlatformAddress)
+				}
+			}
+		}
+		if n.Confirmations < 0 {
+			bad(p+".confirmations", "%d: must be at least 1", n.Confirmations)
+		}
+		if n.PollInterval.Duration < 0 || (n.PollInterval.Duration > 0 && n.PollInterval.Duration < 50*time.Millisecond) {
+			bad(p+".pollInterval", "%s: must be at least 50ms", n.PollInterval.Duration)
+		}
+		if n.HeartbeatInterval.Duration < 0 {
+			bad(p+".heartbeatInterval", "%s: must be positive", n.HeartbeatInterval.Duration)
+		}
+		if n.StartBlock != nil && *n.StartBlock < 1 {
+			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the head)", *n.StartBlock)
+		}
+		if n.MaxBlockRange < 0 {
+			bad(p+".maxBlockRange", "%d: must be at least 1", n.MaxBlockRange)
+		}
+	}
+	if r, ok := c.RefundSettings(); ok {
+		if r.Network != payoutv1.NetworkBase {
+			bad("refund.network", "%q: refunds are sent on base", r.Network)
+		} else if n, ok := c.Network(r.Network); !ok {
+			bad("refund.network", "network %s is not configured", r.Network)
+		} else if n.Tokens[r.Token] == nil {
+			bad("refund.token", "token %s is not configured on %s", r.Token, r.Network)
+		}
+		if err := checkSource(c.Refund.Key, false); err != nil {
+			bad("refund.key", "%s", err)
+		}
+	}
+	if c.DepositKey != nil {
+		if err := checkSource(c.DepositKey.XPub, true); err != nil {
+			bad("depositKey.xpub", "%s", err)
+		}
+		if c.DepositKey.XPrv != nil {
+			if err := checkSource(*c.DepositKey.XPrv, true); err != nil {
+				bad("depositKey.xprv", "%s", err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkSource(k KeySource, secretAllowed bool) error {
+	set := 0
+	for _, ok := range []bool{k.File != "", k.Env != "", k.Secret != nil} {
+		if ok {
+			set++
+		}
+	}
+	if set != 1 {
+		if secretAllowed {
+			return errors.New("exactly one of file, env or secret is needed")
+		}
+		return errors.New("exactly one of file or env is needed")
+	}
+	if k.Secret != nil {
+		if !secretAllowed {
+			return errors.New("a Secret is not supported here; use file or env")
+		}
+		if k.Secret.Namespace == "" || k.Secret.Name == "" || k.Secret.Key == "" {
+			return errors.New("secret needs namespace, name and key")
+		}
+	}
+	return nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL", Redact(s))
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return fmt.Errorf("%q: the scheme must be http, https, ws or wss", Redact(s))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", Redact(s))
+	}
+	return nil
+}
+
+// Redact shows an RPC URL without what may be a credential: user info, path and query are
+// dropped (providers put API keys in the path), scheme and host stay.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func sortedTokens(m map[payoutv1.Token]*Token) []payoutv1.Token {
+	out := make([]payoutv1.Token, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// ChainIDBig is n's chain id as a big.Int.
+func (n Network) ChainIDBig() *big.Int { return big.NewInt(n.ChainID) }

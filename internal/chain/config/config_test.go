@@ -1,0 +1,199 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+func sampleFile(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "samples", "chains.yaml")
+}
+
+func TestSampleIsValid(t *testing.T) {
+	c, err := Load(sampleFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the documented sample does not validate: %v", err)
+	}
+	base, ok := c.Network(payoutv1.NetworkBase)
+	if !ok {
+		t.Fatal("base is configured in the sample")
+	}
+	if base.Confirmations != 12 || base.PollInterval.Duration != time.Second || base.MaxBlockRange != 1000 || base.Kind != KindEVM {
+		t.Errorf("base settings: %+v", base)
+	}
+	if _, ok := c.Network(payoutv1.NetworkPolygon); ok {
+		t.Error("polygon is not configured in the sample")
+	}
+	eth, _ := c.Network(payoutv1.NetworkEthereum)
+	if eth.PollInterval.Duration != DefaultPollInterval || eth.HeartbeatInterval.Duration != DefaultHeartbeatInterval {
+		t.Errorf("defaults not applied: %+v", eth)
+	}
+	r, ok := c.RefundSettings()
+	if !ok || r.Network != payoutv1.NetworkBase || r.Token != payoutv1.TokenUSDC || r.Key.File == "" {
+		t.Errorf("refund: %+v", r)
+	}
+}
+
+func TestValidateNamesTheBadSetting(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"bad contract", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x12"}}}`,
+			`networks.base.tokens.usdc.contract: "0x12" is not an EVM address`},
+		{"bad platform address", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", platformAddress: nope}}}`,
+			`networks.base.tokens.usdc.platformAddress: "nope" is not an EVM address`},
+		{"unknown network", `
+networks:
+  basse: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.basse: unknown network`},
+		{"no rpc", `
+networks:
+  base: {chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc: at least one RPC endpoint is needed`},
+		{"bad url hides its path", `
+networks:
+  base: {rpc: ["ftp://node.example.net/v2/SECRET"], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc[0]: "ftp://node.example.net": the scheme must be http, https, ws or wss`},
+		{"no chain id", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.chainID: the chain id is required`},
+		{"unknown token", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {dai: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.tokens.dai: unknown token`},
+		{"negative depth", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, confirmations: -1, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.confirmations: -1: must be at least 1`},
+		{"refund on another network", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}
+refund: {network: polygon, key: {env: K}}`,
+			`refund.network: "polygon": refunds are sent on base`},
+		{"refund without base", `
+refund: {key: {env: K}}`,
+			`refund.network: network base is not configured`},
+		{"refund key in a secret", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}
+refund: {key: {secret: {namespace: a, name: b, key: c}}}`,
+			`refund.key: a Secret is not supported here`},
+		{"two xpub sources", `
+depositKey: {xpub: {file: /x, env: X}}`,
+			`depositKey.xpub: exactly one of file, env or secret is needed`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnknownFieldIsAnError(t *testing.T) {
+	if _, err := Parse([]byte("networks:\n  base:\n    confirmation: 3\n")); err == nil {
+		t.Fatal("a misspelt setting must not be ignored")
+	}
+}
+
+func TestFlagsOverrideTheFile(t *testing.T) {
+	t.Setenv("TEST_REFUND_KEY", "00")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var f Flags
+	f.BindFlags(fs)
+	err := fs.Parse([]string{
+		"--chains-config", sampleFile(t),
+		"--chain-rpc", "base=http://127.0.0.1:1,http://127.0.0.1:2",
+		"--chain-rpc", "polygon=http://127.0.0.1:3",
+		"--chain-id", "polygon=31337",
+		"--chain-token", "polygon.usdc=0x5FbDB2315678afecb367f032d93F642f64180aa3",
+		"--chain-platform-address", "polygon.usdc=0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+		"--chain-confirmations", "3",
+		"--chain-confirmations", "polygon=5",
+		"--chain-start-block", "base=7",
+		"--chain-poll-interval", "250ms",
+		"--refund-key-env", "TEST_REFUND_KEY",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := c.Network(payoutv1.NetworkBase)
+	if strings.Join(base.RPC, " ") != "http://127.0.0.1:1 http://127.0.0.1:2" || base.Confirmations != 3 ||
+		base.PollInterval.Duration != 250*time.Millisecond || *base.StartBlock != 7 || base.ChainID != 8453 {
+		t.Errorf("base: %+v", base)
+	}
+	poly, ok := c.Network(payoutv1.NetworkPolygon)
+	if !ok || poly.Confirmations != 5 || poly.ChainID != 31337 || poly.Tokens[payoutv1.TokenUSDC].PlatformAddress == "" {
+		t.Errorf("polygon: %+v", poly)
+	}
+	if c.Refund.Key.Env != "TEST_REFUND_KEY" || c.Refund.Key.File != "" {
+		t.Errorf("refund key: %+v", c.Refund.Key)
+	}
+	if v, err := c.Refund.Key.ReadLocal(); err != nil || v != "00" {
+		t.Errorf("ReadLocal = %q, %v", v, err)
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--chain-rpc", "http://x"},
+		{"--chain-token", "base=0x5FbDB2315678afecb367f032d93F642f64180aa3"},
+		{"--chain-confirmations", "zero"},
+		{"--chain-id", "base=x"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var f Flags
+		f.BindFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Config(); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
+
+func TestKeySourceNeverShowsTheSecret(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k")
+	if err := os.WriteFile(p, []byte("  deadbeef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := KeySource{File: p}
+	if strings.Contains(k.String(), "deadbeef") {
+		t.Error("String shows the key")
+	}
+	if v, err := k.ReadLocal(); err != nil || v != "deadbeef" {
+		t.Errorf("ReadLocal = %q, %v", v, err)
+	}
+	if Redact("https://user:pw@node.example.net:8545/v2/KEY?x=1") != "https://node.example.net:8545" {
+		t.Error(Redact("https://user:pw@node.example.net:8545/v2/KEY?x=1"))
+	}
+}

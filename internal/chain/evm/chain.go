@@ -1,0 +1,234 @@
+package evm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/chain/config"
+)
+
+// TransferTopic is topic 0 of the ERC-20 event Transfer(address indexed from, address indexed
+// to, uint256 value).
+var TransferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+
+// ErrChainMoved means the chain changed under a read (a reorg between two calls); the read is
+// repeated, nothing is recorded from it.
+var ErrChainMoved = errors.New("the chain reorganised during the read")
+
+// Chain is one EVM network: its client, tokens and depth.
+type Chain struct {
+	Network payoutv1.Network
+	Config  config.Network
+	Client  *Client
+	// tokens by contract; contracts lists them for log queries.
+	tokens    map[common.Address]payoutv1.Token
+	contracts []common.Address
+}
+
+// NewChain prepares a network from its configuration (with defaults applied).
+func NewChain(network payoutv1.Network, n config.Network) (*Chain, error) {
+	n = n.WithDefaults()
+	if n.Kind != config.KindEVM {
+		return nil, fmt.Errorf("%s is a %s network, not evm", network, n.Kind)
+	}
+	c, err := NewClient(n.ChainID, n.RPC)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", network, err)
+	}
+	ch := &Chain{Network: network, Config: n, Client: c, tokens: map[common.Address]payoutv1.Token{}}
+	for tok, t := range n.Tokens {
+		addr := common.HexToAddress(t.Contract)
+		ch.tokens[addr] = tok
+		ch.contracts = append(ch.contracts, addr)
+	}
+	return ch, nil
+}
+
+// Confirmations is the number of confirmations of block at head: the including block counts
+// as one, so the head block has one. A block is at depth when this reaches the network's
+// confirmations setting, i.e. when block <= head - depth + 1.
+func Confirmations(block, head int64) int64 {
+	if block > head {
+		return 0
+	}
+	return head - block + 1
+}
+
+// Header is the part of a block header the watcher uses. The hash is the node's, not
+// recomputed: chains with extra header fields (Avalanche, Arbitrum) hash them their own way.
+type Header struct {
+	Number     hexutil.Uint64 `json:"number"`
+	Hash       common.Hash    `json:"hash"`
+	ParentHash common.Hash    `json:"parentHash"`
+	Time       hexutil.Uint64 `json:"timestamp"`
+	BaseFee    *hexutil.Big   `json:"baseFeePerGas"`
+}
+
+// Log is an event log as eth_getLogs and receipts return it.
+type Log struct {
+	Address     common.Address `json:"address"`
+	Topics      []common.Hash  `json:"topics"`
+	Data        hexutil.Bytes  `json:"data"`
+	BlockNumber hexutil.Uint64 `json:"blockNumber"`
+	BlockHash   common.Hash    `json:"blockHash"`
+	TxHash      common.Hash    `json:"transactionHash"`
+	LogIndex    hexutil.Uint64 `json:"logIndex"`
+	Removed     bool           `json:"removed"`
+}
+
+// transfer decodes an ERC-20 Transfer event; ok is false for any other log.
+func (l *Log) transfer() (from, to common.Address, amount *big.Int, ok bool) {
+	if len(l.Topics) != 3 || l.Topics[0] != TransferTopic || len(l.Data) != 32 {
+		return from, to, nil, false
+	}
+	from = common.BytesToAddress(l.Topics[1][12:])
+	to = common.BytesToAddress(l.Topics[2][12:])
+	return from, to, new(big.Int).SetBytes(l.Data), true
+}
+
+// Hex is the canonical spelling of an EVM address in observations: lower-case 0x hex.
+func Hex(a common.Address) string { return strings.ToLower(a.Hex()) }
+
+// HeadNumber is eth_blockNumber.
+func (c *Chain) HeadNumber(ctx context.Context) (int64, error) {
+	var n hexutil.Uint64
+	if err := c.Client.Call(ctx, &n, "eth_blockNumber"); err != nil {
+		return 0, fmt.Errorf("eth_blockNumber: %w", err)
+	}
+	return int64(n), nil
+}
+
+// headers fetches the canonical headers of numbers in one batch; a block the node does not
+// have yet is an error.
+func (c *Chain) headers(ctx context.Context, numbers ...int64) (map[int64]*Header, error) {
+	out := make(map[int64]*Header, len(numbers))
+	res := make([]*Header, len(numbers))
+	calls := make([]rpc.BatchElem, 0, len(numbers))
+	idx := make([]int, 0, len(numbers))
+	seen := make(map[int64]bool, len(numbers))
+	for i, n := range numbers {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		calls = append(calls, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.Uint64(n), false}, Result: &res[i]})
+		idx = append(idx, i)
+	}
+	if err := c.Client.Batch(ctx, calls); err != nil {
+		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	for k, call := range calls {
+		n := numbers[idx[k]]
+		if call.Error != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber(%d): %w", n, call.Error)
+		}
+		h := res[idx[k]]
+		if h == nil {
+			return nil, fmt.Errorf("the node has no block %d yet", n)
+		}
+		if int64(h.Number) != n {
+			return nil, fmt.Errorf("eth_getBlockByNumber(%d) answered block %d", n, h.Number)
+		}
+		out[n] = h
+	}
+	return out, nil
+}
+
+// Identity is the chain id the client verified and the genesis block's hash: a cursor taken on
+// another chain (a dev chain restarted from scratch) is not resumed.
+func (c *Chain) Identity(ctx context.Context) (chainID int64, genesis common.Hash, err error) {
+	hs, err := c.headers(ctx, 0)
+	if err != nil {
+		return 0, common.Hash{}, err
+	}
+	return c.Config.ChainID, hs[0].Hash, nil
+}
+
+// LookupTx reports what the chain says about a transaction (v2 verification): found or not,
+// reverted, its block, confirmations now and required, and every Transfer log of a configured
+// token contract in it. It only reports facts; the transfer controller judges them.
+func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash string) (*chain.TxObservation, error) {
+	if network != c.Network {
+		return nil, fmt.Errorf("%s lookup asked of the %s client", network, c.Network)
+	}
+	if !chain.IsEVMTxHash(txHash) {
+		return nil, fmt.Errorf("%q is not an EVM transaction hash", txHash)
+	}
+	obs := &chain.TxObservation{Network: c.Network, TxHash: strings.ToLower(txHash), Required: c.Config.Confirmations}
+	r, head, err := c.receipt(ctx, common.HexToHash(txHash))
+	if err != nil || r == nil {
+		return obs, err
+	}
+	obs.Found = true
+	obs.Reverted = r.Status == 0
+	obs.BlockNumber = int64(r.BlockNumber)
+	obs.BlockHash = strings.ToLower(r.BlockHash.Hex())
+	obs.BlockTime = time.Unix(int64(r.header.Time), 0).UTC()
+	obs.Confirmations = Confirmations(obs.BlockNumber, head)
+	for i := range r.Logs {
+		l := &r.Logs[i]
+		tok, watched := c.tokens[l.Address]
+		from, to, amount, ok := l.transfer()
+		if !watched || !ok || l.Removed {
+			continue
+		}
+		obs.Transfers = append(obs.Transfers, chain.TokenTransfer{
+			Token: tok, Contract: Hex(l.Address), From: Hex(from), To: Hex(to), Amount: amount, LogIndex: int64(l.LogIndex),
+		})
+	}
+	return obs, nil
+}
+
+// receiptJSON is the part of a receipt used here.
+type receiptJSON struct {
+	Status      hexutil.Uint64 `json:"status"`
+	BlockNumber hexutil.Uint64 `json:"blockNumber"`
+	BlockHash   common.Hash    `json:"blockHash"`
+	TxHash      common.Hash    `json:"transactionHash"`
+	Logs        []Log          `json:"logs"`
+
+	header *Header
+}
+
+// receipt fetches a receipt and checks it against the canonical header of its block, with the
+// head, in two requests. nil when the node knows no receipt.
+func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, int64, error) {
+	var r *receiptJSON
+	if err := c.Client.Call(ctx, &r, "eth_getTransactionReceipt", hash); err != nil {
+		return nil, 0, fmt.Errorf("eth_getTransactionReceipt: %w", err)
+	}
+	if r == nil {
+		return nil, 0, nil
+	}
+	var head hexutil.Uint64
+	var h *Header
+	calls := []rpc.BatchElem{
+		{Method: "eth_blockNumber", Result: &head},
+		{Method: "eth_getBlockByNumber", Args: []any{r.BlockNumber, false}, Result: &h},
+	}
+	if err := c.Client.Batch(ctx, calls); err != nil {
+		return nil, 0, err
+	}
+	for _, call := range calls {
+		if call.Error != nil {
+			return nil, 0, fmt.Errorf("%s: %w", call.Method, call.Error)
+		}
+	}
+	if h == nil || h.Hash != r.BlockHash {
+		// the receipt's block is no longer canonical: the transaction is being moved by a reorg
+		return nil, 0, fmt.Errorf("receipt of %s: %w", hash.Hex(), ErrChainMoved)
+	}
+	r.header = h
+	return r, int64(head), nil
+}

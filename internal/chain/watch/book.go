@@ -1,0 +1,138 @@
+// Package watch runs the deposit watchers of the EVM networks inside the operator: one
+// leader-only runnable per configured network that scans the blocks reaching confirmation depth
+// (package evm), matches token transfers against the deposit addresses of v1 transfers (an
+// in-memory AddressBook fed by the Transfer informer), records each match as a Deposit object
+// (the ledger the transfer controller credits from), and persists its progress in the network's
+// ChainCursor. Setup wires it all to a manager.
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// AddressBook is the chain.AddressBook of the operator: the deposit address of every v1
+// transfer, by network, from the Transfer informer the manager's cache already runs. A transfer
+// stays in the book while its object exists, so a late deposit to a closed transfer is still
+// recorded; it leaves when the transfer is deleted (archived). A lookup is one map read under a
+// read lock: the cost per log is the same with a hundred or a hundred thousand open addresses.
+type AddressBook struct {
+	cache cache.Cache
+	log   logr.Logger
+
+	mu     sync.RWMutex
+	byAddr map[bookKey]types.NamespacedName
+	synced atomic.Pointer[func() bool]
+}
+
+type bookKey struct {
+	network payoutv1.Network
+	address string // NormalizeWallet form: lower-case 0x hex for EVM
+}
+
+// NewAddressBook makes a book fed by c's Transfer informer once Start runs.
+func NewAddressBook(c cache.Cache, log logr.Logger) *AddressBook {
+	return &AddressBook{cache: c, log: log, byAddr: map[bookKey]types.NamespacedName{}}
+}
+
+// TransferFor implements chain.AddressBook.
+func (b *AddressBook) TransferFor(network payoutv1.Network, address string) (types.NamespacedName, bool) {
+	b.mu.RLock()
+	tr, ok := b.byAddr[bookKey{network, payoutv1.NormalizeWallet(address)}]
+	b.mu.RUnlock()
+	return tr, ok
+}
+
+// Len is the number of addresses in the book.
+func (b *AddressBook) Len() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.byAddr)
+}
+
+// HasSynced reports whether the book holds every transfer the API server had when the informer
+// listed them; a watcher scans nothing before, or it could pass a deposit whose transfer the
+// book does not know yet.
+func (b *AddressBook) HasSynced() bool {
+	f := b.synced.Load()
+	return f != nil && (*f)()
+}
+
+// WaitForSync waits until HasSynced or ctx ends.
+func (b *AddressBook) WaitForSync(ctx context.Context) bool {
+	return toolscache.WaitForCacheSync(ctx.Done(), b.HasSynced)
+}
+
+// NeedLeaderElection: the book serves the watchers, which run on the leader only.
+func (b *AddressBook) NeedLeaderElection() bool { return true }
+
+// Start registers the book with the Transfer informer and keeps it until ctx ends.
+func (b *AddressBook) Start(ctx context.Context) error {
+	inf, err := b.cache.GetInformer(ctx, &payoutv1.Transfer{})
+	if err != nil {
+		return fmt.Errorf("address book: %w", err)
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { b.put(obj) },
+		UpdateFunc: func(_, obj any) { b.put(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			b.remove(obj)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("address book: %w", err)
+	}
+	synced := reg.HasSynced
+	b.synced.Store(&synced)
+	<-ctx.Done()
+	return inf.RemoveEventHandler(reg)
+}
+
+func entry(obj any) (bookKey, types.NamespacedName, bool) {
+	t, ok := obj.(*payoutv1.Transfer)
+	if !ok || t.Spec.Method != payoutv1.TransferV1 || t.Spec.DepositAddress == "" {
+		return bookKey{}, types.NamespacedName{}, false
+	}
+	return bookKey{t.Spec.SourceNetwork, payoutv1.NormalizeWallet(t.Spec.DepositAddress)},
+		types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, true
+}
+
+func (b *AddressBook) put(obj any) {
+	k, tr, ok := entry(obj)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, taken := b.byAddr[k]; taken && old != tr {
+		// Addresses are derived from unique transfer ids: this is a bug or a hand-made object.
+		// The first holder keeps the address.
+		b.log.Error(nil, "two transfers have one deposit address; deposits go to the first", "address", k.address, "network", k.network, "first", old, "second", tr)
+		return
+	}
+	b.byAddr[k] = tr
+}
+
+func (b *AddressBook) remove(obj any) {
+	k, tr, ok := entry(obj)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byAddr[k] == tr {
+		delete(b.byAddr, k)
+	}
+}

@@ -1,0 +1,383 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain/chaintest"
+	"github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+// These tests run the watcher against real anvil nodes (package devchain) and a real
+// kube-apiserver and etcd (envtest, bin/k8s). Set WATCH_TEST_LOG=1 to see the operator's log.
+
+var (
+	env     *testenv.Env
+	ctx     = context.Background()
+	deriver *depositkey.Public
+	testLog = logr.Discard()
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if os.Getenv("WATCH_TEST_LOG") != "" {
+		testLog = zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
+	}
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_, xpub, err := depositkey.Generate()
+	if err == nil {
+		deriver, err = depositkey.NewPublic(xpub)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+var nsSeq int
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	nsSeq++
+	name := fmt.Sprintf("watch-test-%d-%d", time.Now().Unix()%100000, nsSeq)
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// transfer creates a v1 transfer on network with the deposit address derived from its id and
+// returns the address.
+func transfer(t *testing.T, ns, id string, network payoutv1.Network) common.Address {
+	t.Helper()
+	addr, path, err := deriver.DepositAddress(network, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := testgen.Transfer(ns, id, func(tr *payoutv1.Transfer) {
+		tr.Spec.SourceNetwork, tr.Spec.DepositAddress, tr.Spec.DepositPath = network, addr, path
+		tr.Spec.CustomerUUID = fmt.Sprintf("7d0e1c55-8d0f-4d4e-9f59-%012x", time.Now().UnixNano()%(1<<40))
+	})
+	if err := env.Client.Create(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	return common.HexToAddress(addr)
+}
+
+// operator is a running manager with the chain watchers of cfg.
+type operator struct {
+	chains *Chains
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startOperator runs a manager with Setup(cfg) until stop (or the end of the test).
+func startOperator(t *testing.T, cfg *config.Config) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains, err := Setup(mgr, cfg, Options{Log: testLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithCancel(ctx)
+	op := &operator{chains: chains, cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(c) }()
+	t.Cleanup(op.stop)
+	return op
+}
+
+func (o *operator) stop() {
+	if o.cancel == nil {
+		return
+	}
+	o.cancel()
+	<-o.done
+	o.cancel = nil
+}
+
+func configOf(c *devchain.Chain, depth int64) *config.Config {
+	n := chaintest.Network(c, depth)
+	return &config.Config{Networks: map[payoutv1.Network]*config.Network{payoutv1.Network(c.Network): &n}}
+}
+
+func deleteCursor(t *testing.T, network payoutv1.Network) {
+	t.Helper()
+	err := env.Client.Delete(ctx, &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(network)}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+func cursor(t *testing.T, network payoutv1.Network) *payoutv1.ChainCursor {
+	t.Helper()
+	cc := &payoutv1.ChainCursor{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, cc); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return cc
+}
+
+// eventually polls cond every 20ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitScanned waits until the persisted cursor of network has scanned through block.
+func waitScanned(t *testing.T, network payoutv1.Network, block int64) {
+	t.Helper()
+	eventually(t, 20*time.Second, fmt.Sprintf("the %s cursor at block %d", network, block), func() bool {
+		cc := cursor(t, network)
+		return cc.Status.Block >= block && cc.Status.Synced
+	})
+}
+
+func depositsOf(t *testing.T, ns string) []payoutv1.Deposit {
+	t.Helper()
+	list := &payoutv1.DepositList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i].Spec, list.Items[j].Spec
+		return a.BlockNumber < b.BlockNumber || (a.BlockNumber == b.BlockNumber && a.LogIndex < b.LogIndex)
+	})
+	return list.Items
+}
+
+func TestDepositCreditedAtExactlyTheConfirmationDepth(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	id := "0a0000000000000000000001"
+	addr := transfer(t, ns, id, payoutv1.NetworkBase)
+	startOperator(t, configOf(c, 3))
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
+
+	tx, block := chaintest.Send(t, c, set.FundedKey, devchain.USDC, addr, 25_000_000)
+	chaintest.Mine(t, c, 1) // two confirmations
+	waitScanned(t, payoutv1.NetworkBase, block-1)
+	// the watcher has polled a head with the deposit at 2 confirmations; give it a few more polls
+	time.Sleep(500 * time.Millisecond)
+	if got := depositsOf(t, ns); len(got) != 0 {
+		t.Fatalf("a deposit with 2 of 3 confirmations was credited: %+v", got[0].Spec)
+	}
+	chaintest.Mine(t, c, 1) // three: at depth
+	eventually(t, 10*time.Second, "the deposit", func() bool { return len(depositsOf(t, ns)) == 1 })
+	d := depositsOf(t, ns)[0]
+	want := payoutv1.DepositSpec{
+		Transfer: id, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Contract: strings.ToLower(c.Tokens[devchain.USDC].Hex()),
+		To: strings.ToLower(addr.Hex()), From: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8", Amount: "25000000",
+		TxHash: strings.ToLower(tx.Hash().Hex()), LogIndex: d.Spec.LogIndex, BlockNumber: block, BlockHash: d.Spec.BlockHash,
+		BlockTime: d.Spec.BlockTime, Confirmations: 3,
+	}
+	if d.Spec != want {
+		t.Fatalf("deposit\n got %+v\nwant %+v", d.Spec, want)
+	}
+	if d.Name != payoutv1.DepositName(payoutv1.NetworkBase, tx.Hash().Hex(), d.Spec.LogIndex) || d.Labels[payoutv1.DepositTransferLabel] != id {
+		t.Fatalf("deposit name %s labels %v", d.Name, d.Labels)
+	}
+	hdr, err := c.Client.HeaderByNumber(ctx, big.NewInt(block))
+	if err != nil || strings.ToLower(hdr.Hash().Hex()) != d.Spec.BlockHash || d.Spec.BlockTime.Unix() != int64(hdr.Time) {
+		t.Fatalf("block facts of the deposit do not match the chain (%v)", err)
+	}
+	cc := cursor(t, payoutv1.NetworkBase)
+	if cc.Status.ChainID != int64(c.ChainID) || cc.Status.GenesisHash != strings.ToLower(c.GenesisHash.Hex()) || cc.Status.HeartbeatAt == nil ||
+		cc.Status.Endpoint != config.Redact(c.RPCURL) || len(cc.Status.Recent) == 0 {
+		t.Fatalf("cursor status %+v", cc.Status)
+	}
+}
+
+func TestDepositReorgedOutBeforeDepthIsNeverCredited(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	addr := transfer(t, ns, "0a0000000000000000000002", payoutv1.NetworkBase)
+	startOperator(t, configOf(c, 3))
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
+
+	_, block := chaintest.Send(t, c, set.FundedKey, devchain.USDC, addr, 25_000_000)
+	chaintest.Mine(t, c, 1)
+	waitScanned(t, payoutv1.NetworkBase, block-1)
+	if err := c.ReorgFrom(ctx, uint64(block)); err != nil {
+		t.Fatal(err)
+	}
+	chaintest.Mine(t, c, 5)
+	waitScanned(t, payoutv1.NetworkBase, block+3)
+	if got := depositsOf(t, ns); len(got) != 0 {
+		t.Fatalf("a deposit removed by a reorg was credited: %+v", got[0].Spec)
+	}
+}
+
+func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	a1 := transfer(t, ns, "0a0000000000000000000003", payoutv1.NetworkBase)
+	a2 := transfer(t, ns, "0a0000000000000000000004", payoutv1.NetworkBase)
+	cfg := configOf(c, 2)
+	first := startOperator(t, cfg)
+	start := chaintest.Head(t, c)
+	waitScanned(t, payoutv1.NetworkBase, start-1)
+
+	_, b1 := chaintest.Send(t, c, set.FundedKey, devchain.USDC, a1, 25_000_000)
+	chaintest.Send(t, c, set.FundedKey, devchain.USDC, a2, 25_000_000)
+	chaintest.Mine(t, c, 1)
+	eventually(t, 10*time.Second, "two deposits", func() bool { return len(depositsOf(t, ns)) == 2 })
+	first.stop()
+
+	// while no watcher runs: a short deposit (10 of 25 USD) and blocks past its depth
+	short, b3 := chaintest.Send(t, c, set.FundedKey, devchain.USDC, a1, 10_000_000)
+	chaintest.Mine(t, c, 3)
+	// the persisted cursor lags behind the first deposits (as after a crash before a write):
+	// the new watcher scans them again
+	cc := cursor(t, payoutv1.NetworkBase)
+	back, err := c.Client.HeaderByNumber(ctx, big.NewInt(b1-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.Status.Block, cc.Status.BlockHash = b1-1, strings.ToLower(back.Hash().Hex())
+	cc.Status.Recent = []payoutv1.RecentBlock{{Number: b1 - 1, Hash: cc.Status.BlockHash}}
+	if err := env.Client.Status().Update(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+
+	startOperator(t, cfg)
+	waitScanned(t, payoutv1.NetworkBase, b3+1)
+	got := depositsOf(t, ns)
+	if len(got) != 3 {
+		t.Fatalf("%d deposits after the restart, want 3 (two before, one while stopped)", len(got))
+	}
+	last := got[2].Spec
+	if last.TxHash != strings.ToLower(short.Hash().Hex()) || last.Amount != "10000000" || last.Transfer != "0a0000000000000000000003" {
+		t.Fatalf("the short deposit was recorded as %+v", last)
+	}
+	seen := map[string]bool{}
+	for _, d := range got {
+		key := d.Spec.TxHash + "/" + fmt.Sprint(d.Spec.LogIndex)
+		if seen[key] {
+			t.Fatalf("log %s credited twice", key)
+		}
+		seen[key] = true
+	}
+}
+
+func TestCursorOfAnotherChainIsReset(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Polygon)
+	c := set.Chains[devchain.Polygon]
+	deleteCursor(t, payoutv1.NetworkPolygon)
+	old := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "polygon"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkPolygon}}
+	if err := env.Client.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	old.Status = payoutv1.ChainCursorStatus{ChainID: int64(c.ChainID), GenesisHash: "0x" + strings.Repeat("de", 32), Block: 987654, BlockHash: "0x" + strings.Repeat("ad", 32)}
+	if err := env.Client.Status().Update(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t, configOf(c, 2))
+	eventually(t, 20*time.Second, "the cursor reset", func() bool {
+		cc := cursor(t, payoutv1.NetworkPolygon)
+		return cc.Status.GenesisHash == strings.ToLower(c.GenesisHash.Hex()) && cc.Status.Block < 987654 && cc.Status.Synced
+	})
+	eventually(t, 10*time.Second, "a ChainReset warning", func() bool {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "ChainCursor" && e.Regarding.Name == "polygon" && e.Reason == CursorResetReason && e.Type == corev1.EventTypeWarning {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestDeletedTransferLeavesTheBook(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	kept := transfer(t, ns, "0a0000000000000000000005", payoutv1.NetworkBase)
+	gone := transfer(t, ns, "0a0000000000000000000006", payoutv1.NetworkBase)
+	other := transfer(t, ns, "0a0000000000000000000007", payoutv1.NetworkPolygon)
+	op := startOperator(t, configOf(c, 1))
+	eventually(t, 10*time.Second, "the book", func() bool { return op.chains.Book.Len() >= 3 })
+	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, strings.ToUpper(gone.Hex()[2:])); ok {
+		t.Error("an address without 0x matched")
+	}
+	if tr, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex()); !ok || tr.Name != "0a0000000000000000000006" {
+		t.Fatalf("the book does not know %s", gone.Hex())
+	}
+	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, other.Hex()); ok {
+		t.Error("a polygon transfer's address matched on base")
+	}
+	if err := env.Client.Delete(ctx, &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "0a0000000000000000000006"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the deleted transfer to leave the book", func() bool {
+		_, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex())
+		return !ok
+	})
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c))
+	chaintest.Send(t, c, set.FundedKey, devchain.USDC, gone, 1_000_000)
+	_, b := chaintest.Send(t, c, set.FundedKey, devchain.USDC, kept, 2_000_000)
+	waitScanned(t, payoutv1.NetworkBase, b)
+	got := depositsOf(t, ns)
+	if len(got) != 1 || got[0].Spec.Transfer != "0a0000000000000000000005" {
+		t.Fatalf("deposits %+v", got)
+	}
+}
