@@ -12,6 +12,12 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `account create` needs (config/rbac/operator/role.yaml, generated): it stores the
+// account and makes its namespace at once.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+
 // CreateOptions are the inputs of `account create NAME`.
 type CreateOptions struct {
 	*cli.Factory

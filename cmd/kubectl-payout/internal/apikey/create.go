@@ -10,6 +10,11 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `apikey create` needs: it reads the account and stores the key's hash.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=create
+
 // CreateOptions are the inputs of `apikey create --account NAME`.
 type CreateOptions struct {
 	*cli.Factory

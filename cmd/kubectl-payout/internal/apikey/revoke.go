@@ -10,6 +10,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `apikey revoke` needs.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;update
+
 // RevokeOptions are the inputs of `apikey revoke KEY_ID`.
 type RevokeOptions struct {
 	*cli.Factory

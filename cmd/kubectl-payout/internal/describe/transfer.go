@@ -14,6 +14,11 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `describe transfer` needs: the transfer and the events about it.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=list
+
 // TransferOptions are the inputs of `describe transfer ID`.
 type TransferOptions struct {
 	*cli.Factory

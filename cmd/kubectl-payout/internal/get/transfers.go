@@ -13,6 +13,11 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `get transfers` needs (--account reads the account first).
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
+
 // TransfersOptions are the inputs of `get transfers [--account NAME]`.
 type TransfersOptions struct {
 	*cli.Factory

@@ -12,6 +12,12 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `refund` needs: it finds the transfer in whichever account holds it and records the
+// request.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=create
+
 // Options are the inputs of `refund TRANSFER_ID`.
 type Options struct {
 	*cli.Factory

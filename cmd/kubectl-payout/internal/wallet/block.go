@@ -11,6 +11,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `wallet block` needs.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=blockedwallets,verbs=get;create;update
+
 // BlockOptions are the inputs of `wallet block ADDRESS [--reason R]`.
 type BlockOptions struct {
 	*cli.Factory

@@ -11,6 +11,13 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `wallet verify` needs: the account, its namespace (made when missing) and the wallet
+// record, created or updated.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=wallets,verbs=get;create;update
+
 // VerifyOptions are the inputs of `wallet verify ADDRESS --account NAME`.
 type VerifyOptions struct {
 	*cli.Factory
