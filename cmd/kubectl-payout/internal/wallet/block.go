@@ -31,8 +31,9 @@ func NewCmdBlock(f *cli.Factory) *cobra.Command {
 		Long: `Put a wallet on the local risk list: wallet screening fails for it on every
 account. EVM addresses compare case-insensitively. Blocking a blocked wallet
 changes nothing, except that a new --reason replaces the old one.`,
-		Example: `  kubectl payout wallet block 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --reason "chargeback fraud"`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  kubectl payout wallet block 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --reason "chargeback fraud"`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
