@@ -15,6 +15,10 @@ import (
 // completionTimeout bounds a completion's call to the cluster: a shell waits for it.
 const completionTimeout = 5 * time.Second
 
+// What completion reads (config/rbac/operator/role.yaml): without it, it offers nothing.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;transfers,verbs=list
+
 // Completion functions for arguments and flags: names read from the cluster, each with a
 // short description, or nothing when the cluster cannot be asked (never file names).
 
