@@ -128,8 +128,8 @@ func init() {
 		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits,
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
-		ratesAge,
 	)
+	// ratesAge is registered by WatchRatesAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the
 	// first event instead of a series that appears with it.
 	for _, r := range []string{authMissing, authMalformed, authInvalid} {

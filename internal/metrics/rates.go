@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // WatchRatesAge makes payout_rates_age_seconds report age() at every scrape: the age of the
@@ -15,9 +17,16 @@ import (
 // payoutd calls it with the live refresher (replacing its own registration of the gauge):
 //
 //	metrics.WatchRatesAge(r.Age)
+//
+// The gauge is registered on the first call, not before: until payoutd calls this, its own
+// registration of payout_rates_age_seconds (cmd/payoutd/main.go) keeps working; calling both
+// panics on the duplicate registration.
 func WatchRatesAge(age func() (time.Duration, bool)) {
 	ratesAge.fn.Store(&age)
+	registerRatesAge.Do(func() { ctrlmetrics.Registry.MustRegister(ratesAge) })
 }
+
+var registerRatesAge sync.Once
 
 // optionalGauge is a gauge read from a function, with no series until the function is set.
 type optionalGauge struct {
