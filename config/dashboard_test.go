@@ -182,3 +182,16 @@ func checkExpr(t *testing.T, panel, expr string, series map[string][]string) []s
 	}
 	return names
 }
+
+// TestReadmeListsEveryMetric: the README's table of metrics names each metric of the catalog.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range metrics.Catalog {
+		if !strings.Contains(string(readme), "`"+m.Name+"`") {
+			t.Errorf("README.md does not list %s", m.Name)
+		}
+	}
+}
