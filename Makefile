@@ -121,7 +121,7 @@ build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
 
 .PHONY: run
 run: manifests build control-plane anvil ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
-	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN)
+	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN) --anvil $(ANVIL)
 
 .PHONY: docker-build
 docker-build: ## Build the payoutd image IMG with CONTAINER_TOOL (docker, podman; see Dockerfile).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -19,7 +18,6 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
-	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/index"
 )
@@ -107,9 +105,6 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 	if err := b.unknown(); err != nil {
 		return err
 	}
-	if err := walletChecksum("wallet", wallet); err != nil {
-		return err
-	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
 		return err
 	}
@@ -184,9 +179,6 @@ func (s *Server) handleRecipientPatch(w http.ResponseWriter, r *http.Request, c 
 	}
 	old, err := s.findRecipient(r.Context(), c, r.PathValue("id"))
 	if err != nil {
-		return err
-	}
-	if err := walletChecksum("wallet", wallet); err != nil {
 		return err
 	}
 	if err := s.checkWallet(r.Context(), c, "wallet", wallet, walletGiven); err != nil {
@@ -360,14 +352,17 @@ func (s *Server) awaitGone(ctx context.Context, obj client.Object) {
 }
 
 // handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8). The recipient is
-// deactivated first, under the resourceVersion read past the cache, so that no transfer can be
+// marked deleted first, under the resourceVersion read past the cache, so that no transfer can be
 // created for it afterwards (creation re-reads the recipient past the cache); then every
 // transfer of the recipient, under any of its ids, that is still in progress is asked to stop.
-// transfers_failed counts the requests that were recorded: the transfer controller fails each
+// transfers_failed counts the requests recorded by this call: the transfer controller fails each
 // of them, because a cancellation recorded before the payout intent always wins. A transfer
 // whose payout was already handed to the provider is not stopped (the money is at the bank) and
-// is not counted; it completes with its recipient snapshot. Deleting a deleted or replaced id
-// changes nothing and answers transfers_failed 0.
+// is not counted; it completes with its recipient snapshot.
+//
+// Deleting the newest id again finishes what an interrupted deletion left and answers the
+// transfers it stopped (0 when the first deletion did its work); deleting an id an update
+// replaced changes nothing and answers 0.
 func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c *Caller) error {
 	q := r.URL.Query()
 	if err := s.checkWallet(r.Context(), c, "wallet", q.Get("wallet"), q.Has("wallet")); err != nil {
@@ -377,15 +372,17 @@ func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	deactivated, err := s.deactivateRecipient(r.Context(), rc)
-	if err != nil {
-		return err
-	}
 	failed := 0
-	if deactivated {
-		msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
-		if failed, err = s.cancelOpenTransfers(r.Context(), rc, msg); err != nil {
+	if rc.Spec.ReplacedBy == nil {
+		head, err := s.markDeleted(r.Context(), rc)
+		if err != nil {
 			return err
+		}
+		if head {
+			msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
+			if failed, err = s.cancelOpenTransfers(r.Context(), rc, msg); err != nil {
+				return err
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -396,39 +393,33 @@ func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c
 	return nil
 }
 
-// deactivateRecipient deactivates rc under the resourceVersion read past the cache. It reports
-// whether this call did it: false when the recipient was deleted or replaced already.
-func (s *Server) deactivateRecipient(ctx context.Context, rc *payoutv1.Recipient) (bool, error) {
-	done := false
+// markDeleted deactivates rc and records the time of its deletion through the API, under the
+// resourceVersion read past the cache. It reports whether rc is (still) the newest recipient of
+// its lineage: false when an update replaced it meanwhile.
+func (s *Server) markDeleted(ctx context.Context, rc *payoutv1.Recipient) (bool, error) {
+	head := false
 	err := retryConflict(ctx, func() error {
 		cur := &payoutv1.Recipient{}
 		if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur); err != nil {
 			return err
 		}
-		if cur.Spec.Deactivated {
-			done = false
+		head = cur.Spec.ReplacedBy == nil
+		if _, deleted := cur.DeletedAt(); !head || deleted {
 			return nil
 		}
 		next := cur.DeepCopy()
 		next.Spec.Deactivated = true
+		if next.Annotations == nil {
+			next.Annotations = map[string]string{}
+		}
+		next.Annotations[payoutv1.RecipientDeletedAtAnnotation] = s.cfg.Clock.Now().UTC().Format(time.RFC3339Nano)
 		if err := s.cfg.Client.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		s.awaitCached(ctx, next)
-		done = true
 		return nil
 	})
-	return done, err
-}
-
-// walletChecksum names the fault of a mixed-case EVM wallet whose EIP-55 checksum is wrong
-// (chain.CheckEVMAddress). checkWallet refuses such a wallet as well, as not an address; this
-// says why, so that the caller looks for the mistyped character.
-func walletChecksum(field, wallet string) error {
-	if errors.Is(chain.CheckEVMAddress(wallet), chain.ErrEVMChecksum) {
-		return apierror.FieldErrorf(field, "%s", chain.ErrEVMChecksum)
-	}
-	return nil
+	return head, err
 }
 
 func holderName(b *body) (string, error) {

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -85,6 +86,9 @@ func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
 // that cannot answer fails closed. Without KYC a given wallet must still be well-formed.
 func (s *Server) checkWallet(ctx context.Context, c *Caller, field, wallet string, given bool) error {
 	if given && wallet != "" && !chain.IsEVMAddress(wallet) && !chain.IsSolanaAddress(wallet) {
+		if errors.Is(chain.CheckEVMAddress(wallet), chain.ErrEVMChecksum) {
+			return apierror.FieldErrorf(field, "%s", chain.ErrEVMChecksum)
+		}
 		return apierror.FieldErrorf(field, "must be an EVM address (0x and 40 hex digits) or a Solana address (base58, 32 to 44 characters)")
 	}
 	if !c.Account.Spec.KYCRequired {

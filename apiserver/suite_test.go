@@ -30,9 +30,13 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
+	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/tenancy"
@@ -75,6 +79,13 @@ var _ = BeforeSuite(func() {
 	// base's deposit watcher is in sync for the whole suite (a cursor written once, its heartbeat
 	// allowed to age); the other networks have no watcher
 	opts.ChainHeartbeatMaxAge = 24 * time.Hour
+	bank, err := simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: GinkgoT().TempDir(), SettleAfter: 200 * time.Millisecond, Token: "facade-suite"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(bank.Close)
+	bankCfg := wise.DefaultConfig()
+	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), "facade-suite", 1
+	opts.Provider, err = wise.New(bankCfg)
+	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, opts)).To(Succeed())
 	base := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
 	Expect(env.Client.Create(ctx, base)).To(Succeed())
@@ -100,6 +111,7 @@ var _ = BeforeSuite(func() {
 		Rates:        rates,
 		Clock:        fakeNow,
 		Log:          ctrl.Log.WithName("facade"),
+		Deposits:     testDepositAddresses(),
 	}
 	srv = openServer(baseCfg)
 
@@ -314,4 +326,24 @@ func errorText(r *response, status int) string {
 	s, ok := m["error"].(string)
 	Expect(ok && s != "").To(BeTrue(), "error body %s", r)
 	return s
+}
+
+// testDepositAddresses issues deposit addresses as payoutd does: v1 ones derived from a fresh
+// BIP-32 key, the v2 one of USDC on base from the chain configuration.
+func testDepositAddresses() depositkey.Addresses {
+	GinkgoHelper()
+	_, xpub, err := depositkey.Generate()
+	Expect(err).NotTo(HaveOccurred())
+	pub, err := depositkey.NewPublic(xpub)
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := chainconfig.Parse([]byte(`networks:
+  base:
+    rpc: [http://127.0.0.1:1]
+    tokens:
+      usdc:
+        contract: "0x00000000000000000000000000000000000000c1"
+        platformAddress: "0x00000000000000000000000000000000000000f2"
+`))
+	Expect(err).NotTo(HaveOccurred())
+	return depositkey.Addresses{Public: pub, Config: cfg}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
 // A payee for transfer tests: an account, one IBAN recipient and a fresh EUR quote per call.
@@ -25,7 +26,16 @@ func newPayee(mods ...func(*payoutv1.PayoutAccount)) *payee {
 	GinkgoHelper()
 	acct := newAccount(mods...)
 	waitDepositOption("usdc-base")
-	return &payee{account: acct, rid: idOf(acct.create(ibanBody("Transfer Payee")))}
+	body := ibanBody("Transfer Payee")
+	if acct.model.Spec.KYCRequired {
+		// the recipient itself needs a verified wallet on a KYC account
+		Expect(env.Client.Create(ctx, testgen.Wallet(payoutv1.AccountNamespace(acct.name), senderWallet))).To(Succeed())
+		body["wallet"] = senderWallet
+		var r *response
+		Eventually(func() int { r = acct.c.post("/api/payouts/recipients", body); return r.status }).Should(Equal(201))
+		return &payee{account: acct, rid: idOf(r.json())}
+	}
+	return &payee{account: acct, rid: idOf(acct.create(body))}
 }
 
 func (p *payee) quote(currency, amount string, extra ...string) string {
@@ -148,6 +158,7 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		v2 := newPayee(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true; a.Spec.V2WalletScreening = false })
 		b := v1Body(uuid.NewString(), "25.00", v2.rid)
 		b["colour"] = "blue"
+		b["wallet_address"] = "0x0000000000000000000000000000000000000bad"
 		Expect(errorText(v2.c.post("/api/payouts/transfer/v2", b), 403)).To(ContainSubstring("KYC"))
 	})
 
@@ -239,7 +250,7 @@ var _ = Describe("v2 transfer creation and confirmation (spec 4.11, 4.12)", func
 		Expect(r.json()).To(And(HaveKeyWithValue("transfer_id", t1), HaveKeyWithValue("status", "pending_match"), HaveKey("message")))
 		Expect(storedTransfer(p.account, t1).Spec.TxHash).To(Equal(hash))
 
-		Expect(confirm(t1, strings.ToUpper(hash[:2])+strings.ToUpper(hash[2:])).status).To(Equal(200), "rule 2: the same hash again, any case")
+		Expect(confirm(t1, "0x"+strings.ToUpper(hash[2:])).status).To(Equal(200), "rule 2: the same hash again, any case")
 		Expect(errorText(confirm(t1, "0x"+strings.Repeat("2b", 32)), 409)).To(ContainSubstring("another transaction hash"), "rule 3")
 		Expect(errorText(confirm(t2, hash), 409)).To(ContainSubstring("already linked"), "rule 1")
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/chain/evm"
 )
 
 // Options configure the controllers.
@@ -35,6 +36,12 @@ type Options struct {
 	V2 V2Addresses
 	// TransferWorkers is how many transfers are reconciled at once.
 	TransferWorkers int
+
+	// RefundWallet sends refunds on Base (watch.Setup reads it from the chain configuration);
+	// nil when none is configured: Refund objects then wait with a message saying so.
+	RefundWallet *evm.Wallet
+	// RefundPollInterval is how often a refund on its way is looked at; default 2s.
+	RefundPollInterval time.Duration
 }
 
 // DefaultOptions are the production defaults.
@@ -63,6 +70,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 		func() error {
 			return (&ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Grace: o.ClaimGrace}).SetupWithManager(mgr)
+		},
+		func() error {
+			rr := &RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
+				Clock: o.Clock, PollInterval: o.RefundPollInterval}
+			if o.RefundWallet != nil {
+				rr.Wallet = o.RefundWallet
+			}
+			return rr.SetupWithManager(mgr)
 		},
 		func() error {
 			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,

@@ -257,8 +257,8 @@ func (r *TransferReconciler) recipientState(ctx context.Context, t *payoutv1.Tra
 			return transfer.RecipientState{}, err
 		}
 		if rc.Spec.ReplacedBy == nil {
-			_, tidied := rc.Annotations[payoutv1.RecipientDeletedAfterAnnotation]
-			return transfer.RecipientState{Known: true, ID: id, Inactive: rc.Spec.Deactivated, Deleted: rc.Spec.Deactivated && !tidied}, nil
+			at, deleted := rc.DeletedAt()
+			return transfer.RecipientState{Known: true, ID: id, Inactive: rc.Spec.Deactivated, Deleted: deleted, DeletedAt: at}, nil
 		}
 		id = *rc.Spec.ReplacedBy
 	}
@@ -339,11 +339,14 @@ func (r *TransferReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
 	})
-	// A deleted recipient stops the transfers of its lineage that escaped the deletion's
-	// cancellation (created while it ran).
+	// A recipient deleted through the API stops the transfers of its lineage that escaped the
+	// deletion's cancellation (created while it ran, or left by an interrupted deletion).
 	lineage := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		rc, ok := o.(*payoutv1.Recipient)
-		if _, tidied := rc.Annotations[payoutv1.RecipientDeletedAfterAnnotation]; !ok || !rc.Spec.Deactivated || rc.Spec.ReplacedBy != nil || tidied {
+		if !ok {
+			return nil
+		}
+		if _, deleted := rc.DeletedAt(); !deleted || rc.Spec.ReplacedBy != nil {
 			return nil
 		}
 		list := &payoutv1.TransferList{}

@@ -339,9 +339,10 @@ var _ = Describe("TransferReconciler", func() {
 		g := newTransferFixture("Jane Doe", simbank.Faults{})
 		escaped := g.transfer("aaaaaaaaaaaaaaaaaaaa0012")
 		g.deposit(escaped, "25000000")
-		mutateRecipient := g.rc.DeepCopy()
-		mutateRecipient.Spec.Deactivated = true
-		Expect(env.Client.Patch(ctx, mutateRecipient, client.MergeFrom(g.rc))).To(Succeed())
+		deleted := g.rc.DeepCopy()
+		deleted.Spec.Deactivated = true
+		deleted.Annotations = map[string]string{payoutv1.RecipientDeletedAtAnnotation: time.Now().Add(-transfer.RecipientDeletionGrace).UTC().Format(time.RFC3339Nano)}
+		Expect(env.Client.Patch(ctx, deleted, client.MergeFrom(g.rc))).To(Succeed())
 		got := g.reconcile(escaped)
 		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
 		Expect(got.Status.Payout).To(BeNil())

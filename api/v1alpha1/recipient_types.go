@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -12,6 +14,26 @@ const MaxRecipientID int64 = 1<<53 - 1
 // label of their recipient. DELETE of the newest id finds every transfer of the recipient,
 // whichever of its ids the transfer was created with, with one label query past the cache.
 const RecipientLineageLabel = "payout.stablepay.dev/recipient-lineage"
+
+// RecipientDeletedAtAnnotation records when a recipient was deleted through the API (DELETE
+// recipient), RFC 3339. Such a deletion stops the recipient's transfers in progress (spec 3.2):
+// the deletion itself records a cancellation on each; a transfer it missed (created while it
+// ran, or left by a deletion that crashed half way) is failed by the transfer controller once
+// RecipientDeletionGrace has passed.
+const RecipientDeletedAtAnnotation = "payout.stablepay.dev/deleted-at"
+
+// DeletedAt is when the recipient was deleted through the API, and whether it was.
+func (r *Recipient) DeletedAt() (time.Time, bool) {
+	v, ok := r.Annotations[RecipientDeletedAtAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, true // deleted, time unreadable: treat as long ago
+	}
+	return t, true
+}
 
 // RecipientDeletedAfterAnnotation marks a recipient the transfer controller deleted because a
 // transfer to it ended (spec 2.1); its value is that transfer's id. Unlike a DELETE through the

@@ -23,6 +23,7 @@ func main() {
 	flag.StringVar(&cfg.Assets, "assets", "bin/k8s", "directory with kube-apiserver and etcd")
 	flag.StringVar(&cfg.CRDs, "crds", "config/crd/bases", "directory with the CRD manifests")
 	flag.StringVar(&cfg.Bin, "bin", "bin", "directory with payoutd and kubectl-payout")
+	flag.StringVar(&cfg.Anvil, "anvil", "bin/anvil", "the dev chains' node (`make anvil`)")
 	quiet := flag.Bool("quiet", false, "keep payoutd's log in <dir>/payoutd.log only")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)

@@ -15,10 +15,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -28,13 +30,16 @@ import (
 	"github.com/stablepay/payout-operator/apiserver"
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
+	"github.com/stablepay/payout-operator/internal/chain/watch"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
-	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
@@ -58,6 +63,7 @@ type options struct {
 	transferWorkers                 int
 	fiat                            wise.Config
 	mail                            notify.Config
+	chains                          chainconfig.Flags
 	zap                             zap.Options
 }
 
@@ -90,6 +96,7 @@ func parseFlags(args []string) (*options, error) {
 	o.fiat = wise.DefaultConfig()
 	o.fiat.BindFlags(fs)
 	o.mail.BindFlags(fs)
+	o.chains.BindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -141,7 +148,20 @@ func main() {
 }
 
 func run(ctx context.Context, o *options, log logr.Logger) error {
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("cluster configuration: %w", err)
+	}
+	return runWith(ctx, cfg, o, log)
+}
+
+// skipControllerNameValidation lets tests run one payoutd after another in one process.
+var skipControllerNameValidation = false
+
+// runWith runs payoutd against the cluster of cfg until ctx ends (tests run it in-process).
+func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -167,8 +187,18 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 	if err := mgr.AddReadyzCheck("cache", synced.check); err != nil {
 		return err
 	}
+	chains, err := o.chains.Config()
+	if err != nil {
+		return err
+	}
+	var watched *watch.Chains
 	if o.controllers {
+		if watched, err = watch.Setup(mgr, chains, watch.Options{Log: ctrl.Log.WithName("chain")}); err != nil {
+			return fmt.Errorf("chains: %w", err)
+		}
 		copts := controllers.DefaultOptions()
+		copts.Chain, copts.V2 = watched, depositkey.Addresses{Config: chains}
+		copts.RefundWallet = watched.Refunds
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers
 		provider, err := wise.New(o.fiat)
@@ -190,7 +220,15 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 		}
 	}
 	if o.api {
-		srv, screener, err := newFacade(ctx, o, mgr, synced, log)
+		addresses := depositkey.Addresses{Config: chains}
+		if chains.DepositKey != nil {
+			if addresses.Public, err = depositkey.LoadPublic(ctx, mgr.GetAPIReader(), chains.DepositKey); err != nil {
+				return fmt.Errorf("deposit key: %w", err)
+			}
+		} else {
+			log.Info("no deposit key (depositKey.xpub or --deposit-xpub-file): v1 transfers answer 503")
+		}
+		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, log)
 		if err != nil {
 			return err
 		}
@@ -207,7 +245,7 @@ func run(ctx context.Context, o *options, log logr.Logger) error {
 }
 
 // newFacade builds the REST facade and its compliance and pricing parts.
-func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
+func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
 	catalog := bankaccount.Default()
 	if o.bankDataDir != "" {
 		var err error
@@ -253,6 +291,8 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		TrustedProxies: proxies,
 		MaxBodyBytes:   o.maxBodyBytes,
 		Ready:          synced.err,
+		Deposits:       addresses,
+		TransferExpiry: o.transferExpiry,
 	})
 	return srv, screener, err
 }
@@ -308,5 +348,5 @@ func reloadOnHangup(ctx context.Context, s *sanctions.Screener, log logr.Logger)
 // so that the first request of each kind does not wait for a list.
 var warmKinds = []client.Object{
 	&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
-	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{},
+	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
 }

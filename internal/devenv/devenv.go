@@ -1,4 +1,5 @@
-// Package devenv runs the whole service on one machine for `make run` (CONTRACT.md): a real
+// Package devenv runs the whole service on one machine for `make run` (CONTRACT.md): the dev EVM
+// chains (package devchain, saved in <dir>/chains so a second run resumes them), a real
 // kube-apiserver and etcd with their data under the dev directory, the CRDs, payoutd, and the
 // `default` account with one API key; it writes <dir>/env once everything answers, and stops
 // what it started on SIGINT or SIGTERM.
@@ -25,6 +26,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
@@ -38,6 +40,8 @@ type Config struct {
 	CRDs string
 	// Bin holds payoutd and kubectl-payout.
 	Bin string
+	// Anvil is the dev chains' node (bin/anvil, `make anvil`).
+	Anvil string
 	// Log reports progress.
 	Log logr.Logger
 	// Stdout receives payoutd's log as well as <dir>/payoutd.log.
@@ -66,6 +70,29 @@ func Run(ctx context.Context, cfg Config) error {
 	defer unlock()
 	reapLeftovers(filepath.Join(dir, "pids"), cfg.Log)
 
+	// chains holds what payoutd's chain configuration is made of: each network's RPC URL and
+	// token addresses (chains.Chains), the refund wallet's key (chains.RefundKey) and the
+	// confirmation depth.
+	cfg.Log.Info("starting the dev chains", "networks", devchain.Networks)
+	chains, err := devchain.Start(ctx, devchain.Options{
+		Anvil: cfg.Anvil,
+		Dir:   filepath.Join(dir, "chains"),
+		Log:   cfg.Log.WithName("devchain"),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the dev chains: %w", err)
+	}
+	defer func() {
+		cfg.Log.Info("stopping the dev chains")
+		if err := chains.Stop(); err != nil {
+			cfg.Log.Error(err, "stopping the dev chains")
+		}
+		_ = os.Remove(filepath.Join(dir, "pids"))
+	}()
+	// The chains' pids go to the pids file as soon as they run, so that a run killed while the
+	// control plane starts still has them reaped.
+	recordChildren(filepath.Join(dir, "pids"))
+
 	cp, err := startControlPlane(cfg)
 	if err != nil {
 		return err
@@ -75,7 +102,6 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := cp.Stop(); err != nil {
 			cfg.Log.Error(err, "stopping the control plane")
 		}
-		_ = os.Remove(filepath.Join(dir, "pids"))
 	}()
 	recordChildren(filepath.Join(dir, "pids"))
 
@@ -92,6 +118,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("provisioning the default account: %w", err)
 	}
 
+	svc, err := startServices(dir, chains)
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+
 	apiAddr, err := freeLoopbackAddr()
 	if err != nil {
 		return err
@@ -101,13 +133,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	baseURL := "http://" + apiAddr
-	d := &daemon{cfg: cfg, args: []string{
+	d := &daemon{cfg: cfg, env: svc.payoutdEnv(), args: append([]string{
 		"--kubeconfig", kubeconfig,
 		"--api-bind-address", apiAddr,
 		"--health-probe-bind-address", probeAddr,
 		"--metrics-bind-address", "0",
 		"--quote-retention", "10m",
-	}}
+	}, svc.payoutdArgs()...)}
 	stopped := d.supervise(ctx)
 
 	if err := waitReady(ctx, baseURL, key, stopped); err != nil {
@@ -122,7 +154,9 @@ func Run(ctx context.Context, cfg Config) error {
 		"PAYOUT_BASE_URL=" + baseURL,
 		"PAYOUT_API_KEY=" + key,
 		"PAYOUT_KUBECTL_PLUGIN=" + plugin,
+		"PAYOUT_MAIL_DIR=" + svc.mailDir,
 	}
+	vars = append(vars, chains.Env()...)
 	if err := writeAtomic(envFile, []byte(envText(vars)), 0o600); err != nil {
 		return err
 	}
@@ -133,6 +167,8 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-ctx.Done():
 	case <-stopped:
 	}
+	// payoutd stops before the chains and the control plane it uses.
+	<-stopped
 	return nil
 }
 
@@ -280,6 +316,8 @@ func lock(path string) (func(), error) {
 type daemon struct {
 	cfg  Config
 	args []string
+	// env is added to payoutd's environment (secrets stay out of its argv).
+	env []string
 }
 
 func (d *daemon) logPath() string { return filepath.Join(d.cfg.Dir, "payoutd.log") }
@@ -329,6 +367,7 @@ func (d *daemon) runOnce(ctx context.Context) error {
 	}
 	cmd := exec.Command(filepath.Join(d.cfg.Bin, "payoutd"), d.args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), d.env...)
 	// payoutd dies with us even when we are killed without a chance to stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

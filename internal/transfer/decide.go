@@ -330,8 +330,9 @@ func stopBeforePayout(d *decision) {
 			msg = "the transfer was cancelled"
 		}
 		d.fail(t.Spec.Cancellation.Reason, "%s", msg)
-	case d.in.Recipient.Known && d.in.Recipient.Deleted:
-		// A transfer created while its recipient was being deleted (the deletion did not see it).
+	case d.recipientGone():
+		// The deletion did not stop it (it was created while the deletion ran, or the deletion
+		// was interrupted): stop it now.
 		d.fail(payoutv1.FailureRecipientDeleted, "recipient %d was deleted", d.in.Recipient.ID)
 	case d.mismatch != "":
 		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
@@ -358,6 +359,8 @@ func stopBeforePayout(d *decision) {
 func recordPayoutIntent(d *decision) {
 	if d.st.Failure != nil || d.st.Payout != nil || d.st.Refund != nil || d.t.Spec.Cancellation != nil ||
 		d.in.Recipient.Deleted || !d.depositPays() {
+		// a deleted recipient's transfer waits: the deletion's cancellation or the grace's end
+		// decides it, never a payout
 		return
 	}
 	d.st.Payout = &payoutv1.PayoutFacts{
@@ -367,6 +370,13 @@ func recordPayoutIntent(d *decision) {
 	if d.noteReason == "" {
 		d.note(ReasonDepositConfirmed, "deposit confirmed; converting")
 	}
+}
+
+// recipientGone reports whether the recipient was deleted through the API long enough ago
+// that the deletion's own cancellation would have been recorded.
+func (d *decision) recipientGone() bool {
+	r := d.in.Recipient
+	return r.Known && r.Deleted && !d.in.Now.Before(r.DeletedAt.Add(RecipientDeletionGrace))
 }
 
 // depositPays reports whether the confirmed deposit pays for the transfer: of its token, at
@@ -513,6 +523,8 @@ func schedule(d *decision) {
 		if t.Spec.Method == payoutv1.TransferV2 && NeedsTx(withStatus(t, d.st)) && d.st.Deposit != nil {
 			d.out.RequeueAfter = TxPollInterval // a late v2 deposit on its way to depth
 		}
+	case d.in.Recipient.Deleted && d.st.Payout == nil:
+		d.out.RequeueAfter = max(d.in.Recipient.DeletedAt.Add(RecipientDeletionGrace).Sub(d.in.Now), time.Second)
 	case t.Spec.Method == payoutv1.TransferV2 && t.Spec.TxHash != "":
 		d.out.RequeueAfter = TxPollInterval
 	case t.Spec.ExpiresAt != nil && d.confirmedDeposit() == nil:

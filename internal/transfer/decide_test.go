@@ -87,8 +87,16 @@ func withProvider(state payoutv1.PayoutState, msg string) func(*Input) {
 		in.Provider = &ProviderPayout{Found: true, State: state, ProviderID: "po_1", SourceAmount: "24.50", TargetAmount: "21.56", Rate: "0.88022588", Message: msg}
 	}
 }
-func recipientDeleted(in *Input) { in.Recipient.Deleted, in.Recipient.Inactive = true, true }
-func recipientTidied(in *Input)  { in.Recipient.Inactive = true }
+func recipientDeleted(in *Input) {
+	in.Recipient.Deleted, in.Recipient.Inactive, in.Recipient.DeletedAt = true, true, in.Now.Add(-RecipientDeletionGrace)
+}
+
+// recipientJustDeleted: deleted through the API a moment ago; the deletion's own cancellation
+// is still on its way.
+func recipientJustDeleted(in *Input) {
+	in.Recipient.Deleted, in.Recipient.Inactive, in.Recipient.DeletedAt = true, true, in.Now.Add(-time.Second)
+}
+func recipientTidied(in *Input) { in.Recipient.Inactive = true }
 
 // walk runs a transfer through inputs in order, storing each decision, and returns the last.
 func walk(t *payoutv1.Transfer, ins ...func(*payoutv1.Transfer) Input) (*payoutv1.Transfer, Decision) {
@@ -216,6 +224,7 @@ func TestFailures(t *testing.T) {
 		{"cancelled after the payout intent: not stopped", input(v1(cancelled, intent(payoutv1.PayoutRequested)), at(time.Hour)), "", true, true},
 		{"recipient deleted without a cancellation (created during the deletion)", input(v1(), at(time.Minute), recipientDeleted, withDeposits(good(at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false},
 		{"recipient deleted after the payout intent: not stopped", input(v1(intent(payoutv1.PayoutAccepted)), at(time.Hour), recipientDeleted), "", true, true},
+		{"recipient deleted through the API a moment ago: neither failed nor paid yet", input(v1(), at(time.Minute), recipientJustDeleted, withDeposits(good(at(time.Second)))), "", true, false},
 		{"recipient deleted automatically after another transfer: not stopped", input(v1(), at(time.Minute), recipientTidied, withDeposits(good(at(time.Second)))), "", true, true},
 		{"expired without a deposit", input(v1(), at(24*time.Hour)), payoutv1.FailureExpired, false, false},
 		{"not yet expired", input(v1(), at(24*time.Hour-time.Second)), "", false, false},

@@ -98,6 +98,7 @@ func fuzzInput(s *bytesource) Input {
 		in.Provider = &ProviderPayout{Found: s.bool(), State: fuzzStates[s.pick(len(fuzzStates))], ProviderID: "po_9"}
 	}
 	in.Recipient.Deleted = s.bool()
+	in.Recipient.DeletedAt = at(s.dur())
 	in.Recipient.Inactive = in.Recipient.Deleted || s.bool()
 	in.Recipient.Known = !s.bool() || in.Recipient.Inactive
 	if s.bool() {

@@ -66,12 +66,20 @@ type RecipientState struct {
 	ID int64
 	// Inactive: the newest recipient takes no more transfers (deleted in any way).
 	Inactive bool
-	// Deleted: the recipient was deleted through the API (DELETE recipient), which stops its
-	// transfers in progress (spec 3.2). The automatic deletion after another transfer ended
-	// (spec 2.1) does not: it only tidies the saved recipient, and the transfers in flight pay
-	// out to their snapshot.
-	Deleted bool
+	// Deleted: the recipient was deleted through the API (DELETE recipient) at DeletedAt, which
+	// stops its transfers in progress (spec 3.2). The automatic deletion after another transfer
+	// ended (spec 2.1) does not: it only tidies the saved recipient, and the transfers in flight
+	// pay out to their snapshot.
+	Deleted   bool
+	DeletedAt time.Time
 }
+
+// RecipientDeletionGrace is how long after a recipient's deletion through the API the transfer
+// controller waits before it fails a transfer of the recipient that the deletion did not stop
+// itself. The deletion records its cancellations within the request; the wait keeps the
+// controller from failing those transfers first, which would take them out of the deletion's
+// transfers_failed count.
+const RecipientDeletionGrace = 30 * time.Second
 
 // Active reports whether the recipient can still take transfers (and so is deleted after this
 // transfer ends, unless keepRecipient).

@@ -7,7 +7,6 @@ import (
 	"crypto/ecdsa"
 	"math/big"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -19,6 +18,13 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
 )
+
+// T is the part of testing.TB the helpers use (Ginkgo's GinkgoT() has it too).
+type T interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
 
 // PlatformAddress is the v2 platform deposit address the tests configure (anvil account 5).
 var PlatformAddress = common.HexToAddress("0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc")
@@ -44,7 +50,7 @@ func Network(c *devchain.Chain, confirmations int64) config.Network {
 // ManualMining stops c's interval mining and automining: blocks are then made only by
 // c.Mine, so a test controls depth block by block. Pending transactions go into the next
 // mined block.
-func ManualMining(tb testing.TB, c *devchain.Chain) {
+func ManualMining(tb T, c *devchain.Chain) {
 	tb.Helper()
 	ctx := context.Background()
 	if err := c.RPC.CallContext(ctx, nil, "evm_setIntervalMining", 0); err != nil {
@@ -56,7 +62,7 @@ func ManualMining(tb testing.TB, c *devchain.Chain) {
 }
 
 // Head is c's head block number.
-func Head(tb testing.TB, c *devchain.Chain) int64 {
+func Head(tb T, c *devchain.Chain) int64 {
 	tb.Helper()
 	n, err := c.Client.BlockNumber(context.Background())
 	if err != nil {
@@ -66,7 +72,7 @@ func Head(tb testing.TB, c *devchain.Chain) int64 {
 }
 
 // Mine mines n blocks on c.
-func Mine(tb testing.TB, c *devchain.Chain, n int) {
+func Mine(tb T, c *devchain.Chain, n int) {
 	tb.Helper()
 	if err := c.Mine(context.Background(), n); err != nil {
 		tb.Fatal(err)
@@ -75,7 +81,7 @@ func Mine(tb testing.TB, c *devchain.Chain, n int) {
 
 // Send sends amount base units of token from key to `to` and mines it into one new block
 // (under ManualMining); it returns the transaction and the block number.
-func Send(tb testing.TB, c *devchain.Chain, key *ecdsa.PrivateKey, token string, to common.Address, amount int64) (*ethtypes.Transaction, int64) {
+func Send(tb T, c *devchain.Chain, key *ecdsa.PrivateKey, token string, to common.Address, amount int64) (*ethtypes.Transaction, int64) {
 	tb.Helper()
 	ctx := context.Background()
 	tx, err := c.SendTransfer(ctx, key, token, to, big.NewInt(amount))

@@ -173,6 +173,10 @@ func Parse(b []byte) (*Config, error) {
 	return c, nil
 }
 
+// Marshal writes c as YAML in the format Load reads (for `make run`, which builds the
+// configuration of its dev chains in Go and hands payoutd the file).
+func (c *Config) Marshal() ([]byte, error) { return yaml.Marshal(c) }
+
 // WithDefaults returns a copy of n with its unset optional settings at their defaults.
 func (n Network) WithDefaults() Network {
 	if n.Kind == "" {
@@ -199,6 +203,17 @@ func (c *Config) Network(name payoutv1.Network) (Network, bool) {
 		return Network{}, false
 	}
 	return c.Networks[name].WithDefaults(), true
+}
+
+// PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
+// whether one is configured (the facade answers v2 creates with it; the transfer controller
+// checks v2 transactions against it).
+func (c *Config) PlatformAddress(network payoutv1.Network, token payoutv1.Token) (string, bool) {
+	n, ok := c.Network(network)
+	if !ok || n.Tokens[token] == nil || n.Tokens[token].PlatformAddress == "" {
+		return "", false
+	}
+	return payoutv1.NormalizeWallet(n.Tokens[token].PlatformAddress), true
 }
 
 // NetworkNames lists the configured networks in name order.

@@ -40,6 +40,12 @@ func TestSampleIsValid(t *testing.T) {
 	if eth.PollInterval.Duration != DefaultPollInterval || eth.HeartbeatInterval.Duration != DefaultHeartbeatInterval {
 		t.Errorf("defaults not applied: %+v", eth)
 	}
+	if a, ok := c.PlatformAddress(payoutv1.NetworkBase, payoutv1.TokenUSDC); !ok || a != "0x2b5ad5c4795c026514f8317c7a215e218dccd6cf" {
+		t.Errorf("PlatformAddress(base, usdc) = %s, %v", a, ok)
+	}
+	if _, ok := c.PlatformAddress(payoutv1.NetworkEthereum, payoutv1.TokenUSDT); ok {
+		t.Error("usdt on ethereum has no v2 address in the sample")
+	}
 	r, ok := c.RefundSettings()
 	if !ok || r.Network != payoutv1.NetworkBase || r.Token != payoutv1.TokenUSDC || r.Key.File == "" {
 		t.Errorf("refund: %+v", r)
@@ -110,6 +116,29 @@ depositKey: {xpub: {file: /x, env: X}}`,
 				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestMarshalRoundTrips(t *testing.T) {
+	c, err := Load(sampleFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, b)
+	}
+	if err := again.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n1, _ := c.Network(payoutv1.NetworkBase)
+	n2, _ := again.Network(payoutv1.NetworkBase)
+	if n1.PollInterval != n2.PollInterval || n1.Tokens[payoutv1.TokenUSDC].PlatformAddress != n2.Tokens[payoutv1.TokenUSDC].PlatformAddress {
+		t.Fatalf("%+v != %+v", n1, n2)
 	}
 }
 

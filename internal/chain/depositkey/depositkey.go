@@ -117,21 +117,32 @@ func (p *Public) DepositAddress(network payoutv1.Network, id string) (string, st
 	default:
 		return "", "", fmt.Errorf("deposit addresses on %s are not derived from the EVM deposit key", network)
 	}
-	levels, err := pathLevels(id)
+	path, err := Path(id)
 	if err != nil {
 		return "", "", err
 	}
-	k, err := derive(p.key, levels[:])
+	addr, err := p.AddressAt(path)
+	return addr, path, err
+}
+
+// AddressAt is the EVM address of the node at path below the deposit key ("a/b/...",
+// non-hardened levels). A path of another depth than a transfer's four levels never meets a
+// deposit address: e.g. "0" can serve as a deployment's v2 platform address, swept like the
+// others.
+func (p *Public) AddressAt(path string) (string, error) {
+	levels, err := ParsePath(path)
 	if err != nil {
-		return "", "", err
+		return "", err
+	}
+	k, err := derive(p.key, levels)
+	if err != nil {
+		return "", err
 	}
 	pub, err := k.ECPubKey()
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	addr := common.BytesToAddress(crypto.Keccak256(pub.SerializeUncompressed()[1:])[12:])
-	path, _ := Path(id)
-	return strings.ToLower(addr.Hex()), path, nil
+	return strings.ToLower(common.BytesToAddress(crypto.Keccak256(pub.SerializeUncompressed()[1:])[12:]).Hex()), nil
 }
 
 // Private derives the private keys of deposit addresses (the sweeper's side).

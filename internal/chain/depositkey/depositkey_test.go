@@ -120,6 +120,13 @@ func TestPrivateChildMatchesPublicDerivation(t *testing.T) {
 	if _, _, err := pub.DepositAddress(payoutv1.NetworkSolana, "0123456789abcdef01234567"); err == nil {
 		t.Error("Solana addresses are not EVM-derived")
 	}
+	platform, err := pub.AddressAt("0")
+	if err != nil || seen[platform] {
+		t.Fatalf("AddressAt(0) = %s, %v", platform, err)
+	}
+	if k, _ := prv.Key("0"); strings.ToLower(crypto.PubkeyToAddress(k.PublicKey).Hex()) != platform {
+		t.Error("the platform address's key does not match")
+	}
 	p2, _ := prv.Public()
 	a1, _, _ := p2.DepositAddress(payoutv1.NetworkBase, "0123456789abcdef01234567")
 	a2, _, _ := pub.DepositAddress(payoutv1.NetworkBase, "0123456789abcdef01234567")

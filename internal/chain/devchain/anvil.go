@@ -86,6 +86,12 @@ func (c *Chain) start(ctx context.Context, o Options) error {
 	}
 	log := o.Log.WithValues("network", c.Network, "chainId", c.ChainID)
 	c.Resumed = c.resumable(log)
+	if c.Resumed {
+		if err := repairState(c.statePath()); err != nil {
+			log.Error(err, "the saved chain cannot be repaired; starting a fresh chain")
+			c.Resumed = false
+		}
+	}
 	if !c.Resumed {
 		c.discardState()
 	}
@@ -145,6 +151,11 @@ func (c *Chain) boot(ctx context.Context, anvil string, log logr.Logger) error {
 	}
 	if err := c.connect(ctx); err != nil {
 		return err
+	}
+	if c.Resumed {
+		if err := c.checkHistory(ctx); err != nil {
+			return err
+		}
 	}
 	return c.ensureTokens(ctx, log)
 }
@@ -245,6 +256,21 @@ func (c *Chain) connect(ctx context.Context) error {
 		return err
 	}
 	c.GenesisHash = genesis.Hash
+	return nil
+}
+
+// checkHistory checks that a resumed chain's genesis is the parent of its block 1, as anvil
+// answers them.
+func (c *Chain) checkHistory(ctx context.Context) error {
+	var block1 struct {
+		ParentHash common.Hash `json:"parentHash"`
+	}
+	if err := c.RPC.CallContext(ctx, &block1, "eth_getBlockByNumber", "0x1", false); err != nil {
+		return err
+	}
+	if block1.ParentHash != c.GenesisHash {
+		return fmt.Errorf("%w: block 0 is %s but block 1's parent is %s", errInconsistent, c.GenesisHash, block1.ParentHash)
+	}
 	return nil
 }
 

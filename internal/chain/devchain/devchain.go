@@ -53,8 +53,13 @@
 // the next Start resumes it. anvil 1.7.1 dumps the blocks, transactions and receipts with the
 // state, so a resumed chain keeps its genesis hash, the hashes of its blocks, its receipts and
 // its logs, and continues on top of its last block: the chain a deposit watcher saw is the one
-// it sees after a restart. Historical state is not kept: eth_call or eth_getBalance at a block
-// before the restart answers "BlockOutOfRangeError".
+// it sees after a restart. Two things need help: anvil adds a new genesis block to the saved
+// ones at every load, and from the second resume on eth_getBlockByNumber(0) can answer one that
+// is not block 1's parent, so Start drops the extra genesis blocks from the saved state before
+// loading it (repairState) and resumes only when block 0 is block 1's parent afterwards. And
+// historical state is not kept: eth_call or eth_getBalance at a block before the restart
+// answers "BlockOutOfRangeError". Measured with a 34 MB state (20,000 blocks): saving it on
+// stop 0.2 s, resuming 1.6-1.8 s, repairing it 2.6 s more.
 //
 // anvil's genesis hash depends only on the genesis timestamp, not on the chain id: the chains of
 // one Start share it. Start gives a fresh chain a genesis second later than that of the last

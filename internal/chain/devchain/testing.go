@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
 
 // StartForTest starts dev chains for the networks given (all of Networks when none) in a temp
 // dir and stops them when the test ends. A missing anvil fails the test: it is a set-up error,
 // not a reason to skip (`make anvil` installs it).
-func StartForTest(tb testing.TB, networks ...string) *Set {
+func StartForTest(tb TB, networks ...string) *Set {
 	tb.Helper()
 	anvil, err := FindAnvil()
 	if err != nil {
@@ -31,6 +30,15 @@ func StartForTest(tb testing.TB, networks ...string) *Set {
 		}
 	})
 	return s
+}
+
+// TB is the part of testing.TB StartForTest uses; Ginkgo's GinkgoT() has it too.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Error(args ...any)
+	TempDir() string
+	Cleanup(func())
 }
 
 // FindAnvil returns $PAYOUT_ANVIL (make sets it to bin/anvil), else the bin/anvil of the

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +25,7 @@ import (
 // Endpoint backoff: a failing endpoint is skipped for 1s, then 2s, 4s, ... up to a minute.
 const (
 	minEndpointBackoff = time.Second
-	maxEndpointBackoff = time.Minute
+	maxEndpointBackoff = 30 * time.Second
 	callTimeout        = 15 * time.Second
 )
 
@@ -120,6 +122,7 @@ func (c *Client) do(ctx context.Context, calls int, fn func(context.Context, *rp
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			err = ep.redact(err)
 			c.failed(ep, err)
 			errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
 			continue
@@ -136,11 +139,41 @@ func (c *Client) do(ctx context.Context, calls int, fn func(context.Context, *rp
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		err = ep.redact(err)
 		c.failed(ep, err)
 		errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
 	}
 	return errors.Join(errs...)
 }
+
+// redact removes the endpoint's full URL (whose path or query may hold an API key) from a
+// transport error's text: Go's HTTP client quotes the URL it posted to.
+func (ep *endpoint) redact(err error) error {
+	msg := err.Error()
+	clean := msg
+	for _, u := range []string{ep.url, strings.TrimSuffix(ep.url, "/")} {
+		if u != "" {
+			clean = strings.ReplaceAll(clean, u, ep.display)
+		}
+	}
+	if parsed, perr := url.Parse(ep.url); perr == nil {
+		clean = strings.ReplaceAll(clean, parsed.Redacted(), ep.display)
+		clean = strings.ReplaceAll(clean, parsed.String(), ep.display)
+	}
+	if clean == msg {
+		return err
+	}
+	return &redactedError{msg: clean, err: err}
+}
+
+// redactedError keeps the cause for errors.Is and errors.As, with a text free of the URL.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // pick returns the first endpoint that is not backing off, dialling it when needed.
 func (c *Client) pick(ctx context.Context) (*endpoint, *rpc.Client, error) {

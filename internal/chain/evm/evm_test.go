@@ -347,12 +347,16 @@ func TestFailover(t *testing.T) {
 		t.Errorf("a call on a verified endpoint took %d requests", got)
 	}
 
-	// every endpoint down: an error that says so, not a hang
-	dead, _ := NewChain(payoutv1.NetworkBase, func() config.Network { d := n; d.RPC = []string{"http://127.0.0.1:1"}; return d }())
-	if _, err := dead.HeadNumber(ctx); err == nil {
+	// every endpoint down: an error that says so, not a hang, and never the URL's secret path
+	dead, _ := NewChain(payoutv1.NetworkBase, func() config.Network { d := n; d.RPC = []string{"http://127.0.0.1:1/v2/SECRETKEY"}; return d }())
+	_, err = dead.HeadNumber(ctx)
+	if err == nil {
 		t.Fatal("a dead endpoint answered")
 	}
-	if _, err := dead.HeadNumber(ctx); !errors.Is(err, ErrNoEndpoint) {
+	if strings.Contains(err.Error(), "SECRETKEY") || !strings.Contains(err.Error(), "http://127.0.0.1:1") {
+		t.Fatalf("error text %q", err)
+	}
+	if _, err := dead.HeadNumber(ctx); !errors.Is(err, ErrNoEndpoint) || strings.Contains(err.Error(), "SECRETKEY") {
 		t.Fatalf("while backing off: %v, want ErrNoEndpoint", err)
 	}
 }

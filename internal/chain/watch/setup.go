@@ -128,9 +128,5 @@ func (c *Chains) LookupTx(ctx context.Context, network payoutv1.Network, txHash 
 // PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
 // whether one is configured.
 func (c *Chains) PlatformAddress(network payoutv1.Network, token payoutv1.Token) (string, bool) {
-	n, ok := c.cfg.Network(network)
-	if !ok || n.Tokens[token] == nil || n.Tokens[token].PlatformAddress == "" {
-		return "", false
-	}
-	return payoutv1.NormalizeWallet(n.Tokens[token].PlatformAddress), true
+	return c.cfg.PlatformAddress(network, token)
 }

@@ -2,6 +2,9 @@ package watch
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
 	"fmt"
 	"math/big"
 	"os"
@@ -42,6 +45,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run()) // listing (make test-fuzz) needs no control plane
+	}
 	var err error
 	if os.Getenv("WATCH_TEST_LOG") != "" {
 		testLog = zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
@@ -68,7 +75,7 @@ func TestMain(m *testing.M) {
 
 var nsSeq int
 
-func namespace(t *testing.T) string {
+func namespace(t testing.TB) string {
 	t.Helper()
 	nsSeq++
 	name := fmt.Sprintf("watch-test-%d-%d", time.Now().Unix()%100000, nsSeq)
@@ -76,6 +83,14 @@ func namespace(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// newID is a fresh random transfer id: every test (and every -count repetition) gets its own
+// deposit addresses.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // transfer creates a v1 transfer on network with the deposit address derived from its id and
@@ -140,7 +155,7 @@ func configOf(c *devchain.Chain, depth int64) *config.Config {
 	return &config.Config{Networks: map[payoutv1.Network]*config.Network{payoutv1.Network(c.Network): &n}}
 }
 
-func deleteCursor(t *testing.T, network payoutv1.Network) {
+func deleteCursor(t testing.TB, network payoutv1.Network) {
 	t.Helper()
 	err := env.Client.Delete(ctx, &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(network)}})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -148,7 +163,7 @@ func deleteCursor(t *testing.T, network payoutv1.Network) {
 	}
 }
 
-func cursor(t *testing.T, network payoutv1.Network) *payoutv1.ChainCursor {
+func cursor(t testing.TB, network payoutv1.Network) *payoutv1.ChainCursor {
 	t.Helper()
 	cc := &payoutv1.ChainCursor{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, cc); err != nil && !apierrors.IsNotFound(err) {
@@ -158,7 +173,7 @@ func cursor(t *testing.T, network payoutv1.Network) *payoutv1.ChainCursor {
 }
 
 // eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -170,7 +185,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 }
 
 // waitScanned waits until the persisted cursor of network has scanned through block.
-func waitScanned(t *testing.T, network payoutv1.Network, block int64) {
+func waitScanned(t testing.TB, network payoutv1.Network, block int64) {
 	t.Helper()
 	eventually(t, 20*time.Second, fmt.Sprintf("the %s cursor at block %d", network, block), func() bool {
 		cc := cursor(t, network)
@@ -197,7 +212,7 @@ func TestDepositCreditedAtExactlyTheConfirmationDepth(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	id := "0a0000000000000000000001"
+	id := newID()
 	addr := transfer(t, ns, id, payoutv1.NetworkBase)
 	startOperator(t, configOf(c, 3))
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
@@ -242,7 +257,7 @@ func TestDepositReorgedOutBeforeDepthIsNeverCredited(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	addr := transfer(t, ns, "0a0000000000000000000002", payoutv1.NetworkBase)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	startOperator(t, configOf(c, 3))
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
 
@@ -265,8 +280,9 @@ func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	a1 := transfer(t, ns, "0a0000000000000000000003", payoutv1.NetworkBase)
-	a2 := transfer(t, ns, "0a0000000000000000000004", payoutv1.NetworkBase)
+	id1 := newID()
+	a1 := transfer(t, ns, id1, payoutv1.NetworkBase)
+	a2 := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	cfg := configOf(c, 2)
 	first := startOperator(t, cfg)
 	start := chaintest.Head(t, c)
@@ -301,7 +317,7 @@ func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
 		t.Fatalf("%d deposits after the restart, want 3 (two before, one while stopped)", len(got))
 	}
 	last := got[2].Spec
-	if last.TxHash != strings.ToLower(short.Hash().Hex()) || last.Amount != "10000000" || last.Transfer != "0a0000000000000000000003" {
+	if last.TxHash != strings.ToLower(short.Hash().Hex()) || last.Amount != "10000000" || last.Transfer != id1 {
 		t.Fatalf("the short deposit was recorded as %+v", last)
 	}
 	seen := map[string]bool{}
@@ -326,23 +342,65 @@ func TestCursorOfAnotherChainIsReset(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	startOperator(t, configOf(c, 2))
+	// the first endpoint is dead: the watcher fails over to the second
+	cfg := configOf(c, 2)
+	cfg.Networks[payoutv1.NetworkPolygon].RPC = []string{"http://127.0.0.1:1", c.RPCURL}
+	startOperator(t, cfg)
 	eventually(t, 20*time.Second, "the cursor reset", func() bool {
 		cc := cursor(t, payoutv1.NetworkPolygon)
 		return cc.Status.GenesisHash == strings.ToLower(c.GenesisHash.Hex()) && cc.Status.Block < 987654 && cc.Status.Synced
 	})
-	eventually(t, 10*time.Second, "a ChainReset warning", func() bool {
+	if ep := cursor(t, payoutv1.NetworkPolygon).Status.Endpoint; ep != config.Redact(c.RPCURL) {
+		t.Fatalf("endpoint in use %s, want the second one %s", ep, config.Redact(c.RPCURL))
+	}
+	waitEvent(t, "polygon", CursorResetReason)
+}
+
+// waitEvent waits for a Warning event with reason on the ChainCursor of network.
+func waitEvent(t *testing.T, network, reason string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "a "+reason+" warning", func() bool {
 		list := &eventsv1.EventList{}
 		if err := env.Client.List(ctx, list); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "ChainCursor" && e.Regarding.Name == "polygon" && e.Reason == CursorResetReason && e.Type == corev1.EventTypeWarning {
+			if e.Regarding.Kind == "ChainCursor" && e.Regarding.Name == network && e.Reason == reason && e.Type == corev1.EventTypeWarning {
 				return true
 			}
 		}
 		return false
 	})
+}
+
+func TestReorgBehindTheCursorIsRewoundAndRescanned(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
+	startOperator(t, configOf(c, 1))
+	chaintest.Mine(t, c, 3)
+	head := chaintest.Head(t, c)
+	waitScanned(t, payoutv1.NetworkBase, head)
+	// a reorg deeper than the depth: the two scanned blocks on top are replaced, and a deposit
+	// lands in the new second one
+	tx, err := c.NewTransfer(ctx, set.FundedKey, devchain.USDC, addr, big.NewInt(4_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reorg(ctx, 2, devchain.ReorgTx{Tx: tx, BlockOffset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	chaintest.Mine(t, c, 1)
+	waitEvent(t, "base", CursorReorgReason)
+	eventually(t, 10*time.Second, "the deposit of the new chain", func() bool { return len(depositsOf(t, ns)) == 1 })
+	d := depositsOf(t, ns)[0]
+	hdr, err := c.Client.HeaderByNumber(ctx, big.NewInt(d.Spec.BlockNumber))
+	if err != nil || d.Spec.BlockNumber != head || strings.ToLower(hdr.Hash().Hex()) != d.Spec.BlockHash || d.Spec.TxHash != strings.ToLower(tx.Hash().Hex()) {
+		t.Fatalf("deposit %+v is not the canonical one (%v)", d.Spec, err)
+	}
 }
 
 func TestDeletedTransferLeavesTheBook(t *testing.T) {
@@ -351,21 +409,22 @@ func TestDeletedTransferLeavesTheBook(t *testing.T) {
 	chaintest.ManualMining(t, c)
 	deleteCursor(t, payoutv1.NetworkBase)
 	ns := namespace(t)
-	kept := transfer(t, ns, "0a0000000000000000000005", payoutv1.NetworkBase)
-	gone := transfer(t, ns, "0a0000000000000000000006", payoutv1.NetworkBase)
-	other := transfer(t, ns, "0a0000000000000000000007", payoutv1.NetworkPolygon)
+	keptID, goneID := newID(), newID()
+	kept := transfer(t, ns, keptID, payoutv1.NetworkBase)
+	gone := transfer(t, ns, goneID, payoutv1.NetworkBase)
+	other := transfer(t, ns, newID(), payoutv1.NetworkPolygon)
 	op := startOperator(t, configOf(c, 1))
 	eventually(t, 10*time.Second, "the book", func() bool { return op.chains.Book.Len() >= 3 })
 	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, strings.ToUpper(gone.Hex()[2:])); ok {
 		t.Error("an address without 0x matched")
 	}
-	if tr, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex()); !ok || tr.Name != "0a0000000000000000000006" {
+	if tr, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, gone.Hex()); !ok || tr.Name != goneID {
 		t.Fatalf("the book does not know %s", gone.Hex())
 	}
 	if _, ok := op.chains.Book.TransferFor(payoutv1.NetworkBase, other.Hex()); ok {
 		t.Error("a polygon transfer's address matched on base")
 	}
-	if err := env.Client.Delete(ctx, &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "0a0000000000000000000006"}}); err != nil {
+	if err := env.Client.Delete(ctx, &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: goneID}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the deleted transfer to leave the book", func() bool {
@@ -377,7 +436,43 @@ func TestDeletedTransferLeavesTheBook(t *testing.T) {
 	_, b := chaintest.Send(t, c, set.FundedKey, devchain.USDC, kept, 2_000_000)
 	waitScanned(t, payoutv1.NetworkBase, b)
 	got := depositsOf(t, ns)
-	if len(got) != 1 || got[0].Spec.Transfer != "0a0000000000000000000005" {
+	if len(got) != 1 || got[0].Spec.Transfer != keptID {
 		t.Fatalf("deposits %+v", got)
+	}
+}
+
+func TestNodeDownAtStartKeepsTheCursor(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
+	good := configOf(c, 2)
+	op := startOperator(t, good)
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-1)
+	op.stop()
+	before := cursor(t, payoutv1.NetworkBase).Status
+
+	// a deposit while the watcher runs without a reachable node
+	_, block := chaintest.Send(t, c, set.FundedKey, devchain.USDC, addr, 5_000_000)
+	chaintest.Mine(t, c, 2)
+	down := configOf(c, 2)
+	down.Networks[payoutv1.NetworkBase].RPC = []string{"http://127.0.0.1:1"}
+	op = startOperator(t, down)
+	eventually(t, 20*time.Second, "the watcher to report the dead node", func() bool {
+		st := cursor(t, payoutv1.NetworkBase).Status
+		return !st.Synced && strings.Contains(st.Message, "127.0.0.1:1")
+	})
+	after := cursor(t, payoutv1.NetworkBase).Status
+	if after.Block != before.Block || after.BlockHash != before.BlockHash || after.GenesisHash != before.GenesisHash || after.ChainID != before.ChainID {
+		t.Fatalf("the cursor changed while the node was unreachable: %+v → %+v", before, after)
+	}
+	op.stop()
+
+	startOperator(t, good)
+	waitScanned(t, payoutv1.NetworkBase, block)
+	if got := depositsOf(t, ns); len(got) != 1 || got[0].Spec.BlockNumber != block {
+		t.Fatalf("deposits after the node came back: %+v", got)
 	}
 }

@@ -67,8 +67,9 @@ type Watcher struct {
 	Log      logr.Logger
 	// MaxBackoff bounds the wait between attempts while failing. Default 30s.
 	MaxBackoff time.Duration
-	// Recorded, when set, hears of every step that recorded deposits (benchmarks).
-	Recorded func(st evm.Step, at time.Time)
+	// Recorded, when set, hears of every step that recorded deposits, with when the poll that
+	// found them read the head and when the deposits were stored (benchmarks).
+	Recorded func(st evm.Step, polled, stored time.Time)
 }
 
 // NeedLeaderElection: one watcher per network in the whole deployment.
@@ -130,6 +131,7 @@ type run struct {
 	chainID  int64
 	genesis  string
 	cur      evm.Cursor
+	ready    bool // chainID, genesis and cur are known (setup succeeded)
 	head     int64
 	synced   bool
 	message  string
@@ -183,6 +185,8 @@ func (r *run) setup(ctx context.Context) error {
 		r.cur = cursorOf(st)
 		r.head = st.Head
 	}
+	r.ready = true
+	r.setState(false, fmt.Sprintf("starting: scanning from block %d", r.cur.Block+1))
 	r.pending = true
 	return r.persist(ctx)
 }
@@ -190,6 +194,7 @@ func (r *run) setup(ctx context.Context) error {
 // poll reads the head and scans up to the newest block at depth; it returns how long to wait.
 func (r *run) poll(ctx context.Context) time.Duration {
 	w := r.w
+	polled := time.Now()
 	head, err := w.Scanner.Chain.HeadNumber(ctx)
 	if err != nil {
 		return r.failed(ctx, err)
@@ -216,14 +221,14 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			}
 			r.pending = true
 			if w.Recorded != nil {
-				w.Recorded(st, time.Now())
+				w.Recorded(st, polled, time.Now())
 			}
 		}
 		r.cur = st.Cursor
 		if st.CaughtUp() {
 			r.setState(true, "")
 		} else {
-			r.setState(false, fmt.Sprintf("catching up: scanned to block %d of %d", st.Cursor.Block, st.Target))
+			r.setState(false, fmt.Sprintf("catching up to block %d", st.Target))
 		}
 		if err := r.persist(ctx); err != nil {
 			w.Log.Error(err, "writing the chain cursor")
@@ -287,19 +292,25 @@ func (r *run) persist(ctx context.Context) error {
 	return nil
 }
 
+// fill writes the run's state into obj's status. Before setup has succeeded the cursor fields
+// are left as loaded: a watcher that cannot reach its node at start reports that, and must not
+// overwrite the cursor it has not read the chain for.
 func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 	st := &obj.Status
-	st.ChainID, st.GenesisHash = r.chainID, r.genesis
-	st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
-	st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
-	for i, b := range r.cur.Recent {
-		st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
+	if r.ready {
+		st.ChainID, st.GenesisHash = r.chainID, r.genesis
+		st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
+		st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
+		for i, b := range r.cur.Recent {
+			st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
+		}
+		st.Head = r.head
 	}
-	st.Head, st.Synced, st.Message = r.head, r.synced, r.message
+	st.Synced, st.Message = r.synced, r.message
 	t := metav1.NewTime(now)
 	st.HeartbeatAt = &t
 	st.Endpoint = r.w.Scanner.Chain.Client.Endpoint()
-	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", r.cur.Block, r.head, r.w.Scanner.Chain.Config.Confirmations)
+	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations)
 	if !r.synced {
 		reason, status, msg = CursorNotSyncedReason, metav1.ConditionFalse, r.message
 	}

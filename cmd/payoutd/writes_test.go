@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// writeCounter counts the API-server writes payoutd makes (create, update, patch, delete), by
+// resource: the counting client of the lifecycle measurements. It wraps the transport of every
+// client payoutd builds from its rest.Config — the manager's, the facade's and the event
+// recorder's.
+type writeCounter struct {
+	mu     sync.Mutex
+	writes []string // "VERB resource[/subresource] namespace/name"
+}
+
+func (c *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			c.mu.Lock()
+			c.writes = append(c.writes, req.Method+" "+req.URL.Path)
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (c *writeCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = nil
+}
+
+// since returns the writes to the account's namespace and to claims, grouped by verb and
+// resource, and the events apart: the writes that belong to the transfers of one account.
+func (c *writeCounter) of(namespace string) (byKind map[string]int, total, events int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	byKind = map[string]int{}
+	for _, w := range c.writes {
+		verb, path, _ := strings.Cut(w, " ")
+		switch {
+		case strings.Contains(path, "/events"):
+			if strings.Contains(path, "/namespaces/"+namespace+"/") {
+				events++
+			}
+			continue
+		case strings.Contains(path, "/namespaces/"+namespace+"/"), strings.Contains(path, "/claims"):
+		default:
+			continue
+		}
+		kind := resourceOf(path)
+		byKind[verb+" "+kind]++
+		total++
+	}
+	return byKind, total, events
+}
+
+// resourceOf is "transfers", "transfers/status", ... of an API path.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i, p := range parts {
+		if p == "namespaces" && i+2 < len(parts) {
+			rest := parts[i+2:]
+			if len(rest) >= 3 {
+				return rest[0] + "/" + rest[2]
+			}
+			return rest[0]
+		}
+	}
+	// cluster-scoped: /apis/GROUP/VERSION/RESOURCE[/NAME]
+	if len(parts) >= 4 && parts[0] == "apis" {
+		return parts[3]
+	}
+	return path
+}
+
+func table(byKind map[string]int) string {
+	keys := make([]string, 0, len(byKind))
+	for k := range byKind {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-40s %d\n", k, byKind[k])
+	}
+	return b.String()
+}
+
+var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered, func() {
+	var (
+		counter *writeCounter
+		acct    *account
+	)
+	BeforeAll(func() {
+		counter = &writeCounter{}
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Wrap(counter.wrap)
+		acct = newAccount(startInProcess(cfg))
+	})
+
+	// waitQuiet waits until the account's writes stop for a while: the lifecycle is over.
+	waitQuiet := func() {
+		GinkgoHelper()
+		last := -1
+		Eventually(func() bool {
+			_, n, _ := counter.of(payoutv1.AccountNamespace(acct.name))
+			quiet := n == last
+			last = n
+			return quiet
+		}).WithPolling(3 * time.Second).WithTimeout(60 * time.Second).Should(BeTrue())
+	}
+
+	It("is at most 8 for a v1 transfer, from its create to its recipient's deletion", func() {
+		rid := acct.recipient("Counted Payee")
+		q := acct.quote("25.00")
+		waitQuiet()
+		counter.reset()
+		tr := acct.must(200, "POST", "/api/payouts/transfer", transferBody(q, "25.00", rid, false))["transfer"].(map[string]any)
+		deposit(tr["deposit_address"].(string), "25.00")
+		Eventually(func() string { s, _ := acct.status(tr["id"].(string)); return s }).Should(Equal("completed"))
+		Eventually(func() int {
+			_, n := acct.call("GET", fmt.Sprintf("/api/payouts/recipients/%d", rid), nil)
+			if n["active"] == false {
+				return 1
+			}
+			return 0
+		}).Should(Equal(1))
+		waitQuiet()
+		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
+		AddReportEntry("v1 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
+		GinkgoWriter.Printf("v1 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
+		Expect(total).To(BeNumerically("<=", 8), table(byKind))
+	})
+
+	It("is measured for a v2 transfer, from its create to its recipient's deletion", func() {
+		rid := acct.recipient("Counted Payee Two")
+		q := acct.quote("25.00")
+		waitQuiet()
+		counter.reset()
+		body := transferBody(q, "25.00", rid, false)
+		m := acct.must(200, "POST", "/api/payouts/transfer/v2", body)
+		id := m["transfer_id"].(string)
+		hash := deposit(m["deposit_address"].(string), "25.00")
+		acct.must(200, "POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{"transfer_id": id, "tx_hash": hash.Hex()})
+		Eventually(func() string { s, _ := acct.status(id); return s }).Should(Equal("completed"))
+		waitQuiet()
+		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
+		AddReportEntry("v2 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
+		GinkgoWriter.Printf("v2 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
+		Expect(total).To(BeNumerically("<=", 11), table(byKind))
+	})
+})

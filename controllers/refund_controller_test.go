@@ -1,0 +1,240 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain/chaintest"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/chain/refund"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+// crashingWallet stands for a controller that dies around its broadcast: the first `before`
+// broadcasts fail without sending (a crash after the signed transaction was persisted and
+// before it left), the next `after` send and then fail (a crash after sending, before the
+// Broadcast state was written).
+type crashingWallet struct {
+	*evm.Wallet
+	before, after int
+}
+
+var errCrash = errors.New("the controller crashed")
+
+func (w *crashingWallet) Broadcast(ctx context.Context, raw []byte) error {
+	if w.before > 0 {
+		w.before--
+		return errCrash
+	}
+	if w.after > 0 {
+		w.after--
+		if err := w.Wallet.Broadcast(ctx, raw); err != nil {
+			return err
+		}
+		return errCrash
+	}
+	return w.Wallet.Broadcast(ctx, raw)
+}
+
+var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
+	var (
+		set      *devchain.Set
+		base     *devchain.Chain
+		wallet   *evm.Wallet
+		walletAt common.Address
+	)
+	BeforeAll(func() {
+		anvil, err := devchain.FindAnvil()
+		Expect(err).NotTo(HaveOccurred())
+		set, err = devchain.Start(ctx, devchain.Options{Anvil: anvil, Dir: GinkgoT().TempDir(), Networks: []string{devchain.Base}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(set.Stop)
+		base = set.Chains[devchain.Base]
+		chaintest.ManualMining(GinkgoT(), base)
+		ch, err := evm.NewChain(payoutv1.NetworkBase, chaintest.Network(base, 2))
+		Expect(err).NotTo(HaveOccurred())
+		wallet, err = evm.NewWallet(ch, payoutv1.TokenUSDC, common.Bytes2Hex(crypto.FromECDSA(set.RefundKey)))
+		Expect(err).NotTo(HaveOccurred())
+		walletAt = crypto.PubkeyToAddress(set.RefundKey.PublicKey)
+	})
+
+	// failedTransfer stores a failed transfer whose deposit of amount came from sender.
+	failedTransfer := func(ns, id string, sender common.Address, amount string) {
+		t := testgen.Transfer(ns, id)
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		testgen.Failed(payoutv1.FailureDepositShort, "the deposit was short")(t)
+		t.Status.Deposit = testgen.Deposit()
+		t.Status.Deposit.From, t.Status.Deposit.Amount = sender.Hex(), amount
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
+	}
+	newRefund := func(ns, id string) *payoutv1.Refund {
+		rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}, Spec: payoutv1.RefundSpec{Transfer: id}}
+		Expect(env.Client.Create(ctx, rf)).To(Succeed())
+		return rf
+	}
+	reconciler := func(w refund.Wallet) *RefundReconciler {
+		return &RefundReconciler{Client: env.Client, APIReader: env.Client, Wallet: w, Clock: fakeClock, PollInterval: time.Millisecond}
+	}
+	reload := func(rf *payoutv1.Refund) *payoutv1.Refund {
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
+		return rf
+	}
+	balance := func(a common.Address) int64 {
+		b, err := base.BalanceOf(ctx, devchain.USDC, a)
+		Expect(err).NotTo(HaveOccurred())
+		return b.Int64()
+	}
+	nonceOf := func(a common.Address) uint64 {
+		n, err := base.Client.NonceAt(ctx, a, nil)
+		Expect(err).NotTo(HaveOccurred())
+		return n
+	}
+
+	It("sends exactly one transaction, the persisted one, across restarts around the broadcast", func() {
+		ns := namespace()
+		id := "fa0000000000000000000001"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0001")
+		failedTransfer(ns, id, sender, "25000000")
+		rf := newRefund(ns, id)
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+
+		// first controller: admits, signs and persists, then dies before the bytes leave
+		first := reconciler(&crashingWallet{Wallet: wallet, before: 1})
+		_, err := first.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundPending))
+		Expect(rf.Status.To).To(Equal(payoutv1.NormalizeWallet(sender.Hex())))
+		Expect(rf.Status.Amount).To(Equal("25000000"))
+		_, err = first.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundSigned))
+		signedTx, txHash := rf.Status.SignedTx, rf.Status.TxHash
+		Expect(*rf.Status.Nonce).To(Equal(int64(nonceBefore)))
+		_, err = first.Reconcile(ctx, request(rf))
+		Expect(err).To(MatchError(errCrash))
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundSigned))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
+		pending, err := base.Client.PendingNonceAt(ctx, walletAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pending).To(Equal(nonceBefore), "nothing reached the node")
+
+		// second controller (a restart): broadcasts the persisted bytes, then dies before
+		// recording it
+		second := reconciler(&crashingWallet{Wallet: wallet, after: 1})
+		_, err = second.Reconcile(ctx, request(rf))
+		Expect(err).To(MatchError(errCrash))
+		Expect(reload(rf).Status.SignedTx).To(Equal(signedTx), "never signed again")
+
+		// third controller: the node has the transaction; the same bytes again, then the receipt
+		third := reconciler(wallet)
+		_, err = third.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundBroadcast))
+		chaintest.Mine(GinkgoT(), base, 1)
+		_, err = third.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundBroadcast), "one confirmation of two")
+		Expect(rf.Status.Confirmations).To(Equal(int64(1)))
+		chaintest.Mine(GinkgoT(), base, 1)
+		_, err = third.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundConfirmed))
+		Expect(rf.Status.TxHash).To(Equal(txHash))
+		Expect(rf.Status.SignedTx).To(Equal(signedTx))
+		Expect(rf.Status.BlockNumber).To(BeNumerically(">", 0))
+		Expect(rf.Status.ConfirmedAt).NotTo(BeNil())
+		status, reason := readyOf(rf)
+		Expect(status).To(Equal(metav1.ConditionTrue))
+		Expect(reason).To(Equal(RefundConfirmedReason))
+
+		// on chain: the sender got the amount once, the wallet spent one nonce
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(25_000_000)))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
+
+		// a confirmed refund is done: more passes send nothing
+		rv := rf.ResourceVersion
+		_, err = third.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		chaintest.Mine(GinkgoT(), base, 1)
+		Expect(reload(rf).ResourceVersion).To(Equal(rv))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(25_000_000)))
+	})
+
+	It("gives refunds signed before either is mined consecutive nonces", func() {
+		ns := namespace()
+		a, b := common.HexToAddress("0x00000000000000000000000000000000000f00a1"), common.HexToAddress("0x00000000000000000000000000000000000f00b1")
+		failedTransfer(ns, "fa00000000000000000000a1", a, "1000000")
+		failedTransfer(ns, "fa00000000000000000000b1", b, "2000000")
+		ra, rb := newRefund(ns, "fa00000000000000000000a1"), newRefund(ns, "fa00000000000000000000b1")
+		nonceBefore := nonceOf(walletAt)
+		r := reconciler(wallet)
+		for _, rf := range []*payoutv1.Refund{ra, rb, ra, rb} { // admit both, then sign both
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(*reload(ra).Status.Nonce).To(Equal(int64(nonceBefore)))
+		Expect(*reload(rb).Status.Nonce).To(Equal(int64(nonceBefore + 1)))
+		for range 4 {
+			for _, rf := range []*payoutv1.Refund{rb, ra} {
+				_, err := r.Reconcile(ctx, request(rf))
+				Expect(err).NotTo(HaveOccurred())
+			}
+			chaintest.Mine(GinkgoT(), base, 1)
+		}
+		Expect(reload(ra).Status.State).To(Equal(payoutv1.RefundConfirmed))
+		Expect(reload(rb).Status.State).To(Equal(payoutv1.RefundConfirmed))
+		Expect(balance(a)).To(Equal(int64(1_000_000)))
+		Expect(balance(b)).To(Equal(int64(2_000_000)))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 2))
+	})
+
+	It("refuses a transfer that is not refundable and sends nothing", func() {
+		ns := namespace()
+		t := testgen.Transfer(ns, "fa0000000000000000000002")
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		rf := newRefund(ns, t.Name)
+		nonceBefore := nonceOf(walletAt)
+		r := reconciler(wallet)
+		_, err := r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundRefused))
+		Expect(rf.Status.Message).To(ContainSubstring("only a failed transfer"))
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.Nonce).To(BeNil())
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
+	})
+
+	It("waits with a message while the wallet cannot pay, taking no nonce", func() {
+		ns := namespace()
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0003")
+		failedTransfer(ns, "fa0000000000000000000003", sender, "999999999999999999")
+		rf := newRefund(ns, "fa0000000000000000000003")
+		r := reconciler(wallet)
+		_, err := r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).To(MatchError(evm.ErrInsufficientFunds))
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundPending))
+		Expect(rf.Status.Nonce).To(BeNil())
+		Expect(rf.Status.Message).To(ContainSubstring("insufficient funds"))
+		Expect(rf.Status.Message).To(ContainSubstring(wallet.Address()))
+
+		noWallet := reconciler(nil)
+		res, err := noWallet.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(Equal(time.Minute))
+		Expect(reload(rf).Status.Message).To(ContainSubstring("no refund wallet is configured"))
+	})
+})

@@ -1,0 +1,163 @@
+package devenv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
+	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
+)
+
+// The dev services beside the control plane and the chains: the simulated bank, the SMTP sink,
+// and the key material and chain configuration payoutd reads.
+
+// devPlatformAddress is the fixed v2 deposit address of every dev token: anvil's default account
+// 3, so a developer holds its key (anvil's well-known mnemonic) and can move what lands there.
+const devPlatformAddress = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+
+// DevPlatformAddress is the fixed v2 deposit address of the dev chains' USDC.
+func DevPlatformAddress() string { return devPlatformAddress }
+
+// devBankProfile is the simulated bank's profile id the dev payoutd pays from.
+const devBankProfile = 1
+
+// services are the dev services of one run.
+type services struct {
+	bank *simbank.Server
+	// bankToken authenticates payoutd at the bank; fresh for every run.
+	bankToken string
+	mail      *smtpsink.Sink
+	mailDir   string
+	// chainConfig is the payoutd chain configuration file.
+	chainConfig string
+}
+
+func (s *services) stop() {
+	if s.bank != nil {
+		_ = s.bank.Close()
+	}
+	if s.mail != nil {
+		_ = s.mail.Close()
+	}
+}
+
+// startServices starts the bank (its ledger kept in <dir>/bank across runs) and the SMTP sink
+// (messages in <dir>/mail), and writes the keys and the chain configuration of the chains.
+func startServices(dir string, chains *devchain.Set) (*services, error) {
+	s := &services{mailDir: filepath.Join(dir, "mail")}
+	var err error
+	s.bankToken, err = randomToken()
+	if err != nil {
+		return nil, err
+	}
+	if s.bank, err = simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: filepath.Join(dir, "bank"), Token: s.bankToken}); err != nil {
+		return nil, fmt.Errorf("the simulated bank: %w", err)
+	}
+	if s.mail, err = smtpsink.Start(smtpsink.Options{Addr: "127.0.0.1:0", Dir: s.mailDir}); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("the SMTP sink: %w", err)
+	}
+	if s.chainConfig, err = WriteChainConfig(dir, chains); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// payoutdArgs are payoutd's flags for the services.
+func (s *services) payoutdArgs() []string {
+	return []string{
+		"--chains-config", s.chainConfig,
+		"--fiat-url", s.bank.URL(),
+		"--fiat-profile-id", strconv.Itoa(devBankProfile),
+		"--fiat-provider-name", "simbank",
+		"--smtp-addr", s.mail.Addr(),
+		"--smtp-tls", "none",
+		"--smtp-from", "Payouts <payouts@payout.localhost>",
+	}
+}
+
+// payoutdEnv is payoutd's environment for the services: the bank's token stays out of argv.
+func (s *services) payoutdEnv() []string {
+	return []string{"PAYOUT_FIAT_TOKEN=" + s.bankToken}
+}
+
+// WriteChainConfig writes payoutd's chain configuration of the dev chains into dir, with the
+// refund wallet's key and the deposit key in files beside it (mode 0600), and returns its path.
+// Tests that run payoutd use it too.
+func WriteChainConfig(dir string, chains *devchain.Set) (string, error) {
+	keys := filepath.Join(dir, "keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		return "", err
+	}
+	xprv, xpub, err := depositkey.EnsureDevKey(keys)
+	if err != nil {
+		return "", fmt.Errorf("the dev deposit key: %w", err)
+	}
+	refundKey := filepath.Join(keys, "refund-key")
+	if err := writeAtomic(refundKey, []byte(hexutil.Encode(crypto.FromECDSA(chains.RefundKey))+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	cfg := chainConfig(chains, refundKey, xpub, xprv)
+	if err := cfg.Validate(); err != nil {
+		return "", fmt.Errorf("the dev chain configuration: %w", err)
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "chains.yaml")
+	header := "# written by `make run` for its payoutd; the format is config/samples/chains.yaml\n"
+	return path, writeAtomic(path, append([]byte(header), data...), 0o600)
+}
+
+// chainConfig is the chain configuration of the dev chains: every network watched at the dev
+// depth, its tokens, the fixed v2 address of USDC, the refund wallet on base and the deposit key.
+func chainConfig(chains *devchain.Set, refundKeyFile, xpubFile, xprvFile string) *chainconfig.Config {
+	cfg := &chainconfig.Config{
+		Networks: map[payoutv1.Network]*chainconfig.Network{},
+		Refund: &chainconfig.Refund{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
+			Key: chainconfig.KeySource{File: refundKeyFile}},
+		DepositKey: &chainconfig.DepositKey{XPub: chainconfig.KeySource{File: xpubFile}, XPrv: &chainconfig.KeySource{File: xprvFile}},
+	}
+	for name, c := range chains.Chains {
+		n := &chainconfig.Network{
+			RPC: []string{c.RPCURL}, ChainID: int64(c.ChainID), Confirmations: int64(chains.Confirmations),
+			// a quarter block: a deposit is recorded within ~250 ms of reaching depth (a 1 s poll
+			// takes up to a second; see docs/benchmarks.md)
+			PollInterval: metav1.Duration{Duration: 250 * time.Millisecond},
+			Tokens:       map[payoutv1.Token]*chainconfig.Token{},
+		}
+		for token, addr := range c.Tokens {
+			t := &chainconfig.Token{Contract: addr.Hex()}
+			if token == devchain.USDC {
+				t.PlatformAddress = devPlatformAddress
+			}
+			n.Tokens[payoutv1.Token(token)] = t
+		}
+		cfg.Networks[payoutv1.Network(name)] = n
+	}
+	return cfg
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
