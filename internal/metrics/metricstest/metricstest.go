@@ -7,8 +7,10 @@
 //	before, err := metricstest.Scrape(ctx, "http://127.0.0.1:8081/metrics")
 //	... create a transfer and wait until it completes ...
 //	after, err := metricstest.Scrape(ctx, "http://127.0.0.1:8081/metrics")
-//	moved := after.Sum("payout_transfer_transitions_total", "to", "completed") -
-//		before.Sum("payout_transfer_transitions_total", "to", "completed")
+//	moved := after.Delta(before, "payout_transfer_transitions_total", "to", "completed")
+//	// moved >= 1; after.Sum("payout_transfers", "status", "completed") >= 1 once payoutd counts
+//	// transfers (metrics.CountTransfers); the provider's create calls moved too:
+//	created := after.Delta(before, "payout_provider_requests_total", "operation", "create", "outcome", "success")
 package metricstest
 
 import (
@@ -114,6 +116,11 @@ func (s Samples) Sum(name string, labelPairs ...string) float64 {
 		}
 	}
 	return total
+}
+
+// Delta is how much name (with the label pairs, as for Sum) moved from before to s.
+func (s Samples) Delta(before Samples, name string, labelPairs ...string) float64 {
+	return s.Sum(name, labelPairs...) - before.Sum(name, labelPairs...)
 }
 
 // Series lists the label sets of name's series, each as "k=v,k=v" sorted by label name.

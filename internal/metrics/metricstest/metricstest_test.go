@@ -41,6 +41,9 @@ func TestScrapeSeesCountersMove(t *testing.T) {
 	if got := after.Sum("payout_facade_request_duration_seconds_sum", "route", "/api/payouts/fee"); got < 0.03 {
 		t.Errorf("latency sum %v", got)
 	}
+	if d := after.Delta(before, "payout_facade_auth_failures_total", "reason", "malformed"); d != 1 {
+		t.Errorf("Delta %v", d)
+	}
 	if !after.Has("payout_facade_requests_total") || after.Has("no_such_metric") {
 		t.Error("Has")
 	}
