@@ -17,10 +17,14 @@ K8S_VERSION            ?= v1.37.2
 ETCD_VERSION           ?= v3.7.3
 CONTROLLER_GEN_VERSION ?= v0.23.0
 ABIGEN_VERSION         ?= v1.17.10
+# kustomize as kubectl v1.37 embeds it, built from the module proxy (deploy renders with it)
+KUSTOMIZE_VERSION      ?= v5.8.1
 # npm packages (hack/npm-tool.sh): the dev chains' node, the token's compiler and its library
 ANVIL_VERSION          ?= 1.7.1
 SOLC_VERSION           ?= 0.8.37
 OPENZEPPELIN_VERSION   ?= 4.9.6
+# the OpenAPI linter (lint-openapi)
+SPECTRAL_VERSION       ?= 6.16.3
 
 ## Locations
 CACHE_HOME ?= $(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)
@@ -38,6 +42,16 @@ ANVIL_PACKAGE := @foundry-rs/anvil-$(PLATFORM)
 ANVIL_CACHE := $(TOOLS_CACHE)/npm/$(ANVIL_PACKAGE)-$(ANVIL_VERSION)/node_modules/$(ANVIL_PACKAGE)/bin/anvil
 ANVIL := $(LOCALBIN)/anvil
 TOKEN_DIR := internal/chain/token
+KUSTOMIZE := $(LOCALBIN)/kustomize
+SPECTRAL_PACKAGE := @stoplight/spectral-cli
+SPECTRAL_CACHE := $(TOOLS_CACHE)/npm/$(SPECTRAL_PACKAGE)-$(SPECTRAL_VERSION)/node_modules/.bin/spectral
+SPECTRAL := $(LOCALBIN)/spectral
+
+# The image deploy renders into the manifests, and the tool that builds it (none runs here).
+IMG ?= payoutd:latest
+CONTAINER_TOOL ?= docker
+# Where deploy writes install.yaml.
+DIST ?= $(CURDIR)/dist
 
 DEV_DIR ?= $(CURDIR)/.dev
 E2E_DIR ?= $(CURDIR)/.dev-e2e
@@ -50,10 +64,19 @@ export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
 # The dev chains' node, for payout-dev and for the Go tests (internal/chain/devchain).
 export PAYOUT_ANVIL := $(ANVIL)
 export TOOLS_CACHE
+# The renderer of config/ for config/deploy_test.go (else it uses bin/k8s/kubectl kustomize).
+export KUSTOMIZE
 
-# Packages whose markers make the CRDs and the RBAC role.
-GEN_PATHS := paths="./api/..." paths="./controllers/..." paths="./apiserver/..." paths="./cmd/payoutd/..." paths="./internal/chain/watch/..."
-
+# Packages whose markers make the CRDs, and each role of config/rbac: the controllers (with the
+# chain watcher and payoutd's leader election), the REST facade, and the operators' plugin.
+CRD_PATHS := paths="./api/..."
+CONTROLLER_RBAC_PATHS := paths="./controllers/..." paths="./internal/chain/..." paths="./cmd/payoutd/..."
+FACADE_RBAC_PATHS := paths="./apiserver/..."
+OPERATOR_RBAC_PATHS := paths="./cmd/kubectl-payout/..."
+# $(call rbac-gen,DIR) writes the three roles to DIR/{controller,facade,operator}/role.yaml.
+rbac-gen = $(CONTROLLER_GEN) rbac:roleName=controller-role $(CONTROLLER_RBAC_PATHS) output:rbac:artifacts:config=$(1)/controller && \
+	$(CONTROLLER_GEN) rbac:roleName=facade-role $(FACADE_RBAC_PATHS) output:rbac:artifacts:config=$(1)/facade && \
+	$(CONTROLLER_GEN) rbac:roleName=operator-role $(OPERATOR_RBAC_PATHS) output:rbac:artifacts:config=$(1)/operator
 ##@ General
 
 .PHONY: help
@@ -63,8 +86,9 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the markers.
-	$(CONTROLLER_GEN) rbac:roleName=payout-manager crd $(GEN_PATHS) output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: controller-gen ## Generate the CRDs and the three RBAC roles (controllers, facade, operators) from the markers.
+	$(CONTROLLER_GEN) crd $(CRD_PATHS) output:crd:artifacts:config=config/crd/bases
+	$(call rbac-gen,config/rbac)
 
 .PHONY: generate
 generate: controller-gen ## Generate the deepcopy code from the markers.
@@ -99,18 +123,40 @@ build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
 run: manifests build control-plane anvil ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
 	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN) --anvil $(ANVIL)
 
+.PHONY: docker-build
+docker-build: ## Build the payoutd image IMG with CONTAINER_TOOL (docker, podman; see Dockerfile).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the payoutd image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
+
+##@ Deployment
+
+.PHONY: deploy
+deploy: manifests kustomize ## Render config/default with IMG into $(DIST)/install.yaml (apply it with kubectl apply --server-side -f).
+	@rm -rf $(DIST)/overlay && mkdir -p $(DIST)/overlay
+	printf 'resources:\n- %s\n' "$$(realpath --relative-to=$(DIST)/overlay config/default)" > $(DIST)/overlay/kustomization.yaml
+	cd $(DIST)/overlay && $(KUSTOMIZE) edit set image payoutd=$(IMG)
+	$(KUSTOMIZE) build $(DIST)/overlay > $(DIST)/install.yaml
+	@echo "wrote $(DIST)/install.yaml (image $(IMG)); install: kubectl apply --server-side -f $(DIST)/install.yaml"
+
 ##@ Test
 
 .PHONY: test
-test: check-generated vet test-unit test-envtest test-fuzz test-conformance ## Everything CI runs.
+test: check-generated vet lint-openapi test-unit test-envtest test-fuzz test-conformance ## Everything CI runs.
 
 .PHONY: check-generated
 check-generated: controller-gen ## Fail when the committed generated files differ from what the markers generate.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..." output:object:dir=$$tmp/object; \
-	$(CONTROLLER_GEN) rbac:roleName=payout-manager crd $(GEN_PATHS) output:crd:dir=$$tmp/crd output:rbac:dir=$$tmp/rbac; \
+	$(CONTROLLER_GEN) crd $(CRD_PATHS) output:crd:dir=$$tmp/crd; \
+	$(call rbac-gen,$$tmp/rbac); \
 	diff -u api/v1alpha1/zz_generated.deepcopy.go $$tmp/object/zz_generated.deepcopy.go && \
-	diff -ru config/crd/bases $$tmp/crd && diff -u config/rbac/role.yaml $$tmp/rbac/role.yaml \
+	diff -ru config/crd/bases $$tmp/crd && \
+	diff -u config/rbac/controller/role.yaml $$tmp/rbac/controller/role.yaml && \
+	diff -u config/rbac/facade/role.yaml $$tmp/rbac/facade/role.yaml && \
+	diff -u config/rbac/operator/role.yaml $$tmp/rbac/operator/role.yaml \
 	  || { echo "generated files are stale: run 'make generate manifests'"; exit 1; }
 
 .PHONY: check-token
@@ -123,13 +169,17 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 # Domain packages whose tests need the control plane run with the envtest suites.
 ENVTEST_INTERNAL := ./internal/chain/watch/...
 
+.PHONY: lint-openapi
+lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oas); any error or warning fails.
+	$(SPECTRAL) lint --ruleset .spectral.yaml --fail-severity=warn apiserver/openapi.yaml
+
 .PHONY: test-unit
 test-unit: anvil ## Unit tests of the domain packages (no cluster).
 	go test -count=1 $$(go list ./internal/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest
-test-envtest: control-plane build anvil ## Ginkgo suites on a real kube-apiserver and etcd (envtest).
-	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... $(ENVTEST_INTERNAL)
+test-envtest: control-plane build anvil kustomize ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
+	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
@@ -196,3 +246,22 @@ $(ANVIL): $(ANVIL_CACHE)
 	ln -sfn $< $@
 $(ANVIL_CACHE):
 	hack/npm-tool.sh $(ANVIL_PACKAGE) $(ANVIL_VERSION) >/dev/null
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize from the module proxy (cached by version).
+$(KUSTOMIZE): $(TOOLS_CACHE)/tools/kustomize-$(KUSTOMIZE_VERSION)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(TOOLS_CACHE)/tools/kustomize-$(KUSTOMIZE_VERSION):
+	@mkdir -p $(TOOLS_CACHE)/tools
+	tmp=$$(mktemp -d $(TOOLS_CACHE)/tools/.tmp-kustomize.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN=$$tmp go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+	mv $$tmp/kustomize $@
+
+.PHONY: spectral
+spectral: $(SPECTRAL) ## Install the Spectral OpenAPI linter from npm (cached by version).
+$(SPECTRAL): $(SPECTRAL_CACHE)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(SPECTRAL_CACHE):
+	hack/npm-tool.sh $(SPECTRAL_PACKAGE) $(SPECTRAL_VERSION) >/dev/null

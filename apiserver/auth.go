@@ -11,6 +11,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 // Caller is an authenticated API-key caller.
@@ -46,7 +47,9 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 			return
 		}
 		if caller == nil {
+			metrics.AuthFailure(authReason(kind, msg))
 			if s.guard.fail(ip, kind) {
+				metrics.RateLimited(metrics.LimitAuthFailures)
 				writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
 				return
 			}
@@ -72,6 +75,7 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 			return
 		}
 		if !ok {
+			metrics.RateLimited(budget)
 			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgRateLimited))
 			return
 		}
@@ -118,6 +122,17 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 		return nil, msgBadKey, badCredential, nil
 	}
 	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil
+}
+
+// authReason is the metrics label of a refused credential.
+func authReason(kind failure, msg string) metrics.AuthReason {
+	switch {
+	case kind == noCredential:
+		return metrics.AuthMissing
+	case msg == msgMalformedKey:
+		return metrics.AuthMalformed
+	}
+	return metrics.AuthInvalid
 }
 
 // authUnavailable logs why authentication could not decide and answers 503.

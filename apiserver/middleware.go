@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 // record is what the access log reports about one request; handlers and middleware fill it in.
@@ -133,6 +134,7 @@ func (s *Server) door(next http.Handler) http.Handler {
 			rec.ip = ip.String()
 		}
 		if !isProbe(r) && s.guard.blocked(ip) {
+			metrics.RateLimited(metrics.LimitAuthFailures)
 			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
 			return
 		}

@@ -1,12 +1,20 @@
 package apiserver
 
-// The facade's access, least privilege: it reads through the cache (list, watch) and writes
-// only what its endpoints create or change.
+// The facade's access, least privilege, generated into config/rbac/facade/role.yaml (the
+// facade's ServiceAccount; the controllers have a role of their own). It reads through the
+// informer cache (get, list, watch) and writes only what its endpoints create or change: it
+// never writes a status.
 //
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;wallets;blockedwallets;depositoptions,verbs=get;list;watch
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;create;patch
+//   - recipients: create (POST), patch (PATCH retires the old one, DELETE deactivates), delete
+//     (a replacement that lost a race is withdrawn);
+//   - quotes: create; transfers: create, patch (a v2 transaction hash, a cancellation request);
+//   - claims: get (past the cache), create and delete (uniqueness of ids, customer_uuid, hashes);
+//   - namespaces: create (an account's namespace, when its controller has not made it yet);
+//   - deposits: read (a v2 hash already credited is refused).
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;wallets;blockedwallets;depositoptions;deposits,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes/status,verbs=update
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=create;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers/status,verbs=update
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create

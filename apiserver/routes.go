@@ -68,7 +68,7 @@ func (s *Server) routes() []route {
 
 // newMux routes the API and answers everything else with the error body: 405 with Allow for a
 // known path and another method, 404 for an unknown path.
-func (s *Server) newMux() http.Handler {
+func (s *Server) newMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	paths := http.NewServeMux()
 	allow := map[string][]string{}

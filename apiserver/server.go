@@ -19,6 +19,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
@@ -93,7 +94,13 @@ func New(cfg Config) (*Server, error) {
 		limits:  newKeyLimits(budgets),
 		openapi: doc,
 	}
-	s.handler = observe(cfg.Log, s.door(limitBody(cfg.MaxBodyBytes, s.newMux())))
+	mux := s.newMux()
+	budgetNames := make([]string, 0, len(budgets))
+	for name := range budgets {
+		budgetNames = append(budgetNames, name)
+	}
+	metrics.FacadeRoutes(s.routeTemplates(), budgetNames)
+	s.handler = instrument(mux, observe(cfg.Log, s.door(limitBody(cfg.MaxBodyBytes, mux))))
 	return s, nil
 }
 

@@ -79,6 +79,17 @@ var _ = Describe("the kubectl-payout binary", Ordered, func() {
 		Expect(r.Stderr).To(Equal("error: no cluster configured: KUBECONFIG=" + missing + " names no usable kubeconfig file\n"))
 	})
 
+	It("answers kubectl's completion requests when linked as kubectl_complete-payout", func() {
+		link := filepath.Join(filepath.Dir(binary), "kubectl_complete-payout")
+		Expect(os.Symlink(binary, link)).To(Succeed())
+		cmd := exec.Command(link, "describe", "")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(out)).To(HavePrefix("transfer\t"))
+		Expect(string(out)).To(HaveSuffix(":4\n"), "cobra's NoFileComp directive")
+	})
+
 	It("exits 1 on an unknown command", func() {
 		r := run("acount", "create", "x")
 		Expect(r.Code).To(Equal(1))

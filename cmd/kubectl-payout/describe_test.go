@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -68,5 +69,37 @@ Events:
 
 	It("refuses a transfer that does not exist", func() {
 		fails("error: transfer 0000000000000000deadbeef does not exist\n", "describe", "transfer", "0000000000000000deadbeef")
+	})
+})
+
+var _ = Describe("describe transfer -o json|yaml", func() {
+	It("prints the transfer and its events as resources", func() {
+		account := newAccount("describe-json")
+		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed,
+			Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected by the bank"), Deposit: arrivedDeposit(),
+			History: []payoutv1.StatusChange{{Status: payoutv1.PhaseFailed, At: testgen.Epoch, Reason: "PayoutRejected"}}})
+		recordEvent(t, t.Name+".1", testgen.Epoch.Time, "Warning", "PayoutRejected", "failed: payout rejected by the bank")
+
+		var d struct {
+			Transfer payoutv1.Transfer `json:"transfer"`
+			Events   []eventsv1.Event  `json:"events"`
+		}
+		Expect(json.Unmarshal([]byte(succeeds("describe", "transfer", t.Name, "-o", "json")), &d)).To(Succeed())
+		Expect(d.Transfer.Kind).To(Equal("Transfer"))
+		Expect(d.Transfer.Name).To(Equal(t.Name))
+		Expect(d.Transfer.Status.History).To(HaveLen(1))
+		Expect(d.Events).To(HaveLen(1))
+		Expect(d.Events[0].Kind).To(Equal("Event"))
+		Expect(d.Events[0].APIVersion).To(Equal("events.k8s.io/v1"))
+		Expect(d.Events[0].Reason).To(Equal("PayoutRejected"))
+
+		out := succeeds("describe", "transfer", t.Name, "-o", "yaml")
+		Expect(out).To(HavePrefix("events:\n- action: Transition\n"))
+		Expect(out).To(ContainSubstring("\ntransfer:\n  apiVersion: payout.stablepay.dev/v1alpha1\n"))
+	})
+
+	It("has no wide form", func() {
+		fails("error: --output \"wide\" is not one of json, yaml\nRun 'kubectl payout describe transfer --help' for usage.\n",
+			"describe", "transfer", "0000000000000000deadbeef", "-o", "wide")
 	})
 })

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -17,8 +18,48 @@ var _ = Describe("get transfers", func() {
 		clock.SetTime(t.CreationTimestamp.Add(5 * time.Minute))
 
 		Expect(succeeds("get", "transfers", "--account", "get-table")).To(Equal(
-			"ID                         ACCOUNT     STATUS      AMOUNT   CURRENCY   TOKEN   NETWORK   AGE\n" +
-				"00000000000000000000a001   get-table   completed   25.00    EUR        usdc    base      5m\n"))
+			"ID                         STATUS      AMOUNT   CURRENCY   NETWORK   RECIPIENT   AGE\n" +
+				"00000000000000000000a001   completed   25.00    EUR        base      123456789   5m\n"))
+		Expect(succeeds("get", "transfers", "--account", "get-table", "-o", "wide")).To(Equal(
+			"ID                         STATUS      AMOUNT   CURRENCY   NETWORK   RECIPIENT   AGE   METHOD   TOKEN   ACCOUNT     ERROR\n" +
+				"00000000000000000000a001   completed   25.00    EUR        base      123456789   5m    v1       usdc    get-table   <none>\n"))
+	})
+
+	It("prints the transfers as a List with -o json and -o yaml", func() {
+		account := newAccount("get-json")
+		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed,
+			Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected")})
+
+		var list struct {
+			APIVersion, Kind string
+			Items            []payoutv1.Transfer
+		}
+		Expect(json.Unmarshal([]byte(succeeds("get", "transfers", "--account", account, "-o", "json")), &list)).To(Succeed())
+		Expect(list.APIVersion).To(Equal("v1"))
+		Expect(list.Kind).To(Equal("List"))
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].Kind).To(Equal("Transfer"))
+		Expect(list.Items[0].APIVersion).To(Equal("payout.stablepay.dev/v1alpha1"))
+		Expect(list.Items[0].Name).To(Equal(t.Name))
+		Expect(list.Items[0].Status.Failure.Reason).To(Equal(payoutv1.FailurePayoutRejected))
+		Expect(list.Items[0].ManagedFields).To(BeEmpty())
+
+		out := succeeds("get", "transfers", "--account", account, "-o", "yaml")
+		Expect(out).To(HavePrefix("apiVersion: v1\nitems:\n- apiVersion: payout.stablepay.dev/v1alpha1\n  kind: Transfer\n"))
+		Expect(out).To(ContainSubstring("\n    name: " + t.Name + "\n"))
+		Expect(out).To(HaveSuffix("kind: List\nmetadata:\n  resourceVersion: \"\"\n"))
+
+		// an empty list is still a List, on stdout
+		empty := newAccount("get-json")
+		r := kubectlPayout("get", "transfers", "--account", empty, "-o", "json")
+		Expect(r.Code).To(Equal(0))
+		Expect(r.Stderr).To(BeEmpty())
+		Expect(r.Stdout).To(MatchJSON(`{"apiVersion":"v1","items":[],"kind":"List","metadata":{"resourceVersion":""}}`))
+	})
+
+	It("refuses an output format it does not print", func() {
+		fails("error: --output \"xml\" is not one of wide, json, yaml\nRun 'kubectl payout get transfers --help' for usage.\n",
+			"get", "transfers", "-o", "xml")
 	})
 
 	It("lists every account's transfers without --account, oldest first", func() {
@@ -32,9 +73,11 @@ var _ = Describe("get transfers", func() {
 
 		out := succeeds("get", "transfers")
 		lines := strings.Split(out, "\n")
-		Expect(lines[0]).To(MatchRegexp(`^ID +ACCOUNT +STATUS +AMOUNT +CURRENCY +TOKEN +NETWORK +AGE$`))
-		Expect(out).To(MatchRegexp(`(?m)^` + a.Name + ` +` + first + ` +failed +25\.00 +EUR +usdc +base +\S+$`))
-		Expect(out).To(MatchRegexp(`(?m)^` + b.Name + ` +` + second + ` +<none> +25\.00 +GBP +usdc +base +\S+$`))
+		Expect(lines[0]).To(MatchRegexp(`^ID +STATUS +AMOUNT +CURRENCY +NETWORK +RECIPIENT +AGE$`))
+		Expect(out).To(MatchRegexp(`(?m)^` + a.Name + ` +failed +25\.00 +EUR +base +123456789 +\S+$`))
+		Expect(out).To(MatchRegexp(`(?m)^` + b.Name + ` +<none> +25\.00 +GBP +base +123456789 +\S+$`))
+		wide := succeeds("get", "transfers", "-o", "wide")
+		Expect(wide).To(MatchRegexp(`(?m)^` + a.Name + ` +failed +25\.00 +EUR +base +123456789 +\S+ +v1 +usdc +` + first + ` +<none>$`))
 		Expect(strings.Index(out, a.Name)).To(BeNumerically("<", strings.Index(out, b.Name)))
 	})
 

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := commands.Execute(ctx, cli.DisplayName(os.Args[0]), os.Args[1:], cli.NewFactory(cli.StdStreams()))
+	code := commands.Execute(ctx, cli.DisplayName(os.Args[0]), cli.Args(os.Args[0], os.Args[1:]), cli.NewFactory(cli.StdStreams()))
 	stop()
 	os.Exit(code)
 }

@@ -62,10 +62,21 @@ type result struct {
 
 // kubectlPayout runs a command line of the plugin against the test cluster.
 func kubectlPayout(args ...string) result {
+	return kubectlPayoutWith(kubeconfig, args...)
+}
+
+// kubectlPayoutWith runs a command line of the plugin with another kubeconfig (another user).
+func kubectlPayoutWith(kubeconfig string, args ...string) result {
+	if len(args) > 0 && args[0] == "__complete" {
+		// the last word is the one completed: the flag goes first
+		args = append([]string{"__complete", "--kubeconfig=" + kubeconfig}, args[1:]...)
+	} else {
+		args = append(args, "--kubeconfig", kubeconfig)
+	}
 	var out, errOut bytes.Buffer
 	f := cli.NewFactory(cli.IOStreams{Out: &out, ErrOut: &errOut})
 	f.Clock = clock
-	code := commands.Execute(ctx, "kubectl payout", append(args, "--kubeconfig", kubeconfig), f)
+	code := commands.Execute(ctx, "kubectl payout", args, f)
 	return result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }
 

@@ -12,6 +12,12 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `account create` needs (config/rbac/operator/role.yaml, generated): it stores the
+// account and makes its namespace at once.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+
 // CreateOptions are the inputs of `account create NAME`.
 type CreateOptions struct {
 	*cli.Factory
@@ -35,7 +41,8 @@ inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).
 		Example: `  kubectl payout account create acme
   kubectl payout account create acme --email ops@acme.example --kyc-required \
       --min-amount 10 --max-amount 5000 --allowed-ips 192.0.2.0/24,198.51.100.7`,
-		Args: cobra.ArbitraryArgs,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err

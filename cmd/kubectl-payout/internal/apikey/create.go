@@ -10,6 +10,11 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `apikey create` needs: it reads the account and stores the key's hash.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=create
+
 // CreateOptions are the inputs of `apikey create --account NAME`.
 type CreateOptions struct {
 	*cli.Factory
@@ -25,8 +30,9 @@ func NewCmdCreate(f *cli.Factory) *cobra.Command {
 		Short: "Issue an API key; prints the key, which is never shown again",
 		Long: `Issue an API key of an account. The full key is printed alone on stdout, so a
 script can capture it; only its hash is stored and it is never shown again.`,
-		Example: `  KEY=$(kubectl payout apikey create --account acme)`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  KEY=$(kubectl payout apikey create --account acme)`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -35,6 +41,7 @@ script can capture it; only its hash is stored and it is never shown again.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Account, "account", "", "account the key authenticates as (required)")
+	_ = cmd.RegisterFlagCompletionFunc("account", cli.CompleteAccounts(f))
 	return cmd
 }
 

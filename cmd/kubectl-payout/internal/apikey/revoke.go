@@ -10,6 +10,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `apikey revoke` needs.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;update
+
 // RevokeOptions are the inputs of `apikey revoke KEY_ID`.
 type RevokeOptions struct {
 	*cli.Factory
@@ -24,8 +28,9 @@ func NewCmdRevoke(f *cli.Factory) *cobra.Command {
 		Long: `Revoke an API key. KEY_ID is the <keyId> of svc_live_<keyId>_<secret>. The key
 never authenticates again; its record stays for audit. Revoking a revoked key
 changes nothing.`,
-		Example: `  kubectl payout apikey revoke 3f9c2a7d1e0b4c68`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  kubectl payout apikey revoke 3f9c2a7d1e0b4c68`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cli.FirstArg(cli.CompleteKeyIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err

@@ -42,7 +42,7 @@ func (f *Factory) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Client connects to the cluster on first use. It reads from the API server directly, never
-// from a cache: a command acts on the stored state.
+// from a cache: a command acts on the stored state. Its Forbidden errors are *ForbiddenError.
 func (f *Factory) Client() (client.Client, error) {
 	if f.client != nil {
 		return f.client, nil
@@ -51,12 +51,13 @@ func (f *Factory) Client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster at %s: %w", cfg.Host, err)
 	}
-	f.client = c
-	return c, nil
+	// a refusal for lack of rights says who may not do what (ForbiddenError)
+	f.client = forbiddenClient(c)
+	return f.client, nil
 }
 
 func (f *Factory) restConfig() (*rest.Config, error) {

@@ -19,3 +19,15 @@ func DisplayName(argv0 string) string {
 	plugin = strings.ReplaceAll(plugin, "-", " ")
 	return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
 }
+
+// Args are the arguments the command tree runs on. Invoked as kubectl_complete-payout (a link
+// to this binary), the program answers kubectl's completion requests for `kubectl payout`:
+// kubectl (1.26 and later) runs that executable with the words typed after `kubectl payout`
+// and reads cobra's __complete answer.
+func Args(argv0 string, args []string) []string {
+	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	if strings.HasPrefix(base, "kubectl_complete-") {
+		return append([]string{"__complete"}, args...)
+	}
+	return args
+}

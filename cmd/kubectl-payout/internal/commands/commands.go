@@ -12,6 +12,7 @@ import (
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/account"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/apikey"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/cli"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/completion"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/describe"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/get"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/refund"
@@ -28,12 +29,14 @@ func NewRoot(displayName string, f *cli.Factory) *cobra.Command {
 block wallets, refund failed transfers and inspect transfers.
 
 Every command talks to the cluster of $KUBECONFIG (or --kubeconfig) and returns
-once its change is stored.`,
+once its change is stored. The rights it needs are those of the ClusterRole
+payout-operator-role. Shell completion: kubectl payout completion --help.`,
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: displayName},
 		// Execute prints an error once; usage is for --help, not for every mistake.
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// `completion` is a command of its own (package completion), with the plugin's help
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
@@ -48,6 +51,7 @@ once its change is stored.`,
 		get.NewCmdGet(f),
 		describe.NewCmdDescribe(f),
 	)
+	root.AddCommand(completion.NewCmdCompletion(f, root))
 	return root
 }
 
@@ -59,6 +63,10 @@ func Execute(ctx context.Context, displayName string, args []string, f *cli.Fact
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	// A refusal for lack of rights stands alone: what the command was doing adds nothing to it.
+	if forbidden := (*cli.ForbiddenError)(nil); errors.As(err, &forbidden) {
+		err = forbidden
 	}
 	fmt.Fprintf(f.ErrOut, "error: %v\n", err)
 	if usage := (*cli.UsageError)(nil); errors.As(err, &usage) {

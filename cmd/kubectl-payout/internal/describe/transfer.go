@@ -11,23 +11,36 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/cli"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/get"
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
-// TransferOptions are the inputs of `describe transfer ID`.
+// What `describe transfer` needs: the transfer and the events about it.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=list
+
+// TransferOptions are the inputs of `describe transfer ID [-o json|yaml]`.
 type TransferOptions struct {
 	*cli.Factory
+
+	Output string
 }
 
 // NewCmdTransfer is `describe transfer`.
 func NewCmdTransfer(f *cli.Factory) *cobra.Command {
 	o := &TransferOptions{Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "transfer ID",
 		Aliases: []string{"transfers", "tr"},
 		Short:   "Show a transfer, its status history and its events",
-		Example: `  kubectl payout describe transfer 65f1c0de9a8b7c6d5e4f3a21`,
-		Args:    cobra.ArbitraryArgs,
+		Long: `Show a transfer: its account, amount, recipient and quote, its deposit, payout and
+refund, its status history and the events about it, oldest first, times in UTC.
+-o json and -o yaml print {transfer, events}: the Transfer resource and its Events.`,
+		Example: `  kubectl payout describe transfer 65f1c0de9a8b7c6d5e4f3a21
+  kubectl payout describe transfer 65f1c0de9a8b7c6d5e4f3a21 -o yaml`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cli.FirstArg(cli.CompleteTransferIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -35,11 +48,16 @@ func NewCmdTransfer(f *cli.Factory) *cobra.Command {
 			return o.Run(cmd.Context(), args)
 		},
 	}
+	cli.AddOutputFlag(cmd, &o.Output, cli.OutputJSON, cli.OutputYAML)
+	return cmd
 }
 
 // Validate checks the transfer id before anything is sent to the cluster.
 func (o *TransferOptions) Validate(args []string) error {
 	if err := cli.ExpectArgs(args, "the transfer id"); err != nil {
+		return err
+	}
+	if err := cli.ValidateOutput(o.Output, cli.OutputJSON, cli.OutputYAML); err != nil {
 		return err
 	}
 	return admin.ValidateTransferID(args[0])
@@ -59,8 +77,31 @@ func (o *TransferOptions) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(o.Out, TransferDescription{Transfer: *t, Events: events})
+	d := TransferDescription{Transfer: *t, Events: events}
+	if o.Output != cli.OutputText {
+		return cli.PrintStructured(o.Out, o.Output, d.Resources())
+	}
+	_, err = fmt.Fprint(o.Out, d)
 	return err
+}
+
+// Resources is the description as -o json and -o yaml print it: the Transfer and its Events,
+// each with apiVersion and kind, without managed fields.
+func (d TransferDescription) Resources() DescribedTransfer {
+	out := DescribedTransfer{Transfer: *get.Resource(&d.Transfer), Events: []eventsv1.Event{}}
+	for _, e := range d.Events {
+		e := *e.DeepCopy()
+		e.APIVersion, e.Kind = eventsv1.SchemeGroupVersion.String(), "Event"
+		e.ManagedFields = nil
+		out.Events = append(out.Events, e)
+	}
+	return out
+}
+
+// DescribedTransfer is the structured output of `describe transfer`.
+type DescribedTransfer struct {
+	Transfer payoutv1.Transfer `json:"transfer"`
+	Events   []eventsv1.Event  `json:"events"`
 }
 
 // eventsAbout lists the events whose regarding object is t, oldest first. The API server

@@ -3,6 +3,7 @@ package get
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -11,16 +12,50 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
-// WriteTransferTable writes transfers as a kubectl-style table, with ages as of now.
-func WriteTransferTable(w io.Writer, transfers []payoutv1.Transfer, now time.Time) error {
+// TransferColumns are the columns of `get transfers`; WideTransferColumns are added by
+// `-o wide`.
+var (
+	TransferColumns     = []string{"ID", "STATUS", "AMOUNT", "CURRENCY", "NETWORK", "RECIPIENT", "AGE"}
+	WideTransferColumns = []string{"METHOD", "TOKEN", "ACCOUNT", "ERROR"}
+)
+
+// WriteTransferTable writes transfers as a kubectl-style table, with ages as of now; wide adds
+// the method, the token, the account and the failure reason.
+func WriteTransferTable(w io.Writer, transfers []payoutv1.Transfer, now time.Time, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "ID\tACCOUNT\tSTATUS\tAMOUNT\tCURRENCY\tTOKEN\tNETWORK\tAGE")
+	header := TransferColumns
+	if wide {
+		header = append(append([]string(nil), TransferColumns...), WideTransferColumns...)
+	}
+	writeRow(tw, header)
 	for _, t := range transfers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			t.Name, t.Spec.Account, orNone(string(t.Status.Phase)), t.Spec.Amount, t.Spec.Quote.TargetCurrency,
-			t.Spec.SourceToken, t.Spec.SourceNetwork, age(t.CreationTimestamp.Time, now))
+		row := []string{
+			t.Name, orNone(string(t.Status.Phase)), string(t.Spec.Amount), string(t.Spec.Quote.TargetCurrency),
+			string(t.Spec.SourceNetwork), strconv.FormatInt(t.Spec.RecipientID, 10), age(t.CreationTimestamp.Time, now),
+		}
+		if wide {
+			row = append(row, string(t.Spec.Method), string(t.Spec.SourceToken), t.Spec.Account, failureReason(t.Status.Failure))
+		}
+		writeRow(tw, row)
 	}
 	return tw.Flush()
+}
+
+func writeRow(w io.Writer, cells []string) {
+	for i, c := range cells {
+		if i > 0 {
+			fmt.Fprint(w, "\t")
+		}
+		fmt.Fprint(w, c)
+	}
+	fmt.Fprintln(w)
+}
+
+func failureReason(f *payoutv1.TransferFailure) string {
+	if f == nil {
+		return "<none>"
+	}
+	return string(f.Reason)
 }
 
 func age(created, now time.Time) string {

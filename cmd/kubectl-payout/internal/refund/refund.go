@@ -12,6 +12,12 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `refund` needs: it finds the transfer in whichever account holds it and records the
+// request.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=create
+
 // Options are the inputs of `refund TRANSFER_ID`.
 type Options struct {
 	*cli.Factory
@@ -27,8 +33,9 @@ func NewCmdRefund(f *cli.Factory) *cobra.Command {
 the deposit back to the sender and marks the transfer refunded. Any other
 transfer is refused and left unchanged. A refund is requested once: repeating
 the command changes nothing and fails.`,
-		Example: `  kubectl payout refund 65f1c0de9a8b7c6d5e4f3a21`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  kubectl payout refund 65f1c0de9a8b7c6d5e4f3a21`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cli.FirstArg(cli.CompleteTransferIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err

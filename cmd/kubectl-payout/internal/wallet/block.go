@@ -11,6 +11,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `wallet block` needs.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=blockedwallets,verbs=get;create;update
+
 // BlockOptions are the inputs of `wallet block ADDRESS [--reason R]`.
 type BlockOptions struct {
 	*cli.Factory
@@ -27,8 +31,9 @@ func NewCmdBlock(f *cli.Factory) *cobra.Command {
 		Long: `Put a wallet on the local risk list: wallet screening fails for it on every
 account. EVM addresses compare case-insensitively. Blocking a blocked wallet
 changes nothing, except that a new --reason replaces the old one.`,
-		Example: `  kubectl payout wallet block 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --reason "chargeback fraud"`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  kubectl payout wallet block 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --reason "chargeback fraud"`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err

@@ -11,6 +11,13 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 )
 
+// What `wallet verify` needs: the account, its namespace (made when missing) and the wallet
+// record, created or updated.
+//
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=wallets,verbs=get;create;update
+
 // VerifyOptions are the inputs of `wallet verify ADDRESS --account NAME`.
 type VerifyOptions struct {
 	*cli.Factory
@@ -26,8 +33,9 @@ func NewCmdVerify(f *cli.Factory) *cobra.Command {
 		Short: "Mark a wallet KYC-verified for an account",
 		Long: `Mark a wallet KYC-verified for one account. ADDRESS is an EVM address (any
 letter case: all spellings are the same wallet) or a Solana address.`,
-		Example: `  kubectl payout wallet verify 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --account acme`,
-		Args:    cobra.ArbitraryArgs,
+		Example:           `  kubectl payout wallet verify 0x8ba1f109551bD432803012645Ac136ddd64DBA72 --account acme`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(args); err != nil {
 				return err
@@ -36,6 +44,7 @@ letter case: all spellings are the same wallet) or a Solana address.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Account, "account", "", "account the verification is for (required)")
+	_ = cmd.RegisterFlagCompletionFunc("account", cli.CompleteAccounts(f))
 	return cmd
 }
 

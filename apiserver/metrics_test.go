@@ -1,0 +1,183 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
+	"github.com/stablepay/payout-operator/internal/compliance/kyc"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
+	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+// noDeposits is a test double of the chain side: the metrics test creates no transfer.
+type noDeposits struct{}
+
+func (noDeposits) V1Address(payoutv1.Network, string) (string, string, error) {
+	return "", "", fmt.Errorf("no deposit addresses in this test")
+}
+func (noDeposits) V2Address(payoutv1.Network, payoutv1.Token) (string, bool) { return "", false }
+
+// TestFacadeMetrics sends requests to the real facade (its whole handler chain, over HTTP) and
+// scrapes the registry payoutd's metrics endpoint serves: the request, authentication-failure
+// and rate-limit counters moved, labelled by route template. The cluster is controller-runtime's
+// fake client here (authentication reads one key and its account); the facade suite covers the
+// handlers against a real API server.
+func TestFacadeMetrics(t *testing.T) {
+	ctx := context.Background()
+	acct := testgen.Account("metrics")
+	key, err := apikey.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := testgen.APIKey(key.ID, acct.Name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build()
+	rates, err := pricing.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{
+		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
+		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
+		Deposits: noDeposits{}, Log: logr.Discard(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	endpoint := httptest.NewServer(promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
+	defer endpoint.Close()
+
+	// from fixed loopback addresses, so that the brute-force limits of one do not touch another
+	from := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+	}
+	send := func(hc *http.Client, method, path, auth string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, s.URL()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	good := "Bearer " + key.Full
+	unknown := "Bearer svc_live_0000000000000000_" + fmt.Sprintf("%064d", 0)
+
+	before, err := metricstest.Scrape(ctx, endpoint.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := from("127.0.0.1")
+	for _, r := range []struct {
+		method, path, auth string
+		status             int
+	}{
+		{"GET", "/api/payouts/amount-limits", good, 200},
+		{"GET", "/api/payouts/amount-limits", good, 200},
+		{"GET", "/api/payouts/recipients/not-a-number", good, 400},
+		{"GET", "/api/payouts/amount-limits", "", 401},
+		{"GET", "/api/payouts/amount-limits", "Bearer not-a-key", 401},
+		{"GET", "/api/payouts/amount-limits", unknown, 401},
+		{"GET", "/no/such/path", good, 404},
+		{"PUT", "/api/payouts/fee", good, 405},
+		{"GET", "/healthz", "", 200},
+	} {
+		if got := send(caller, r.method, r.path, r.auth); got != r.status {
+			t.Fatalf("%s %s: %d, want %d", r.method, r.path, got, r.status)
+		}
+	}
+	// the quote budget is 20 a minute: the 21st is refused
+	for i := 1; i <= 21; i++ {
+		want := 400 // no parameters: refused after the rate limit is taken
+		if i == 21 {
+			want = 429
+		}
+		if got := send(caller, "GET", "/api/payouts/quote", good); got != want {
+			t.Fatalf("quote request %d: %d, want %d", i, got, want)
+		}
+	}
+	// five bad credentials are allowed per address; the sixth blocks it, and so is the next
+	attacker := from("127.0.0.9")
+	for i := 1; i <= 7; i++ {
+		want := 401
+		if i >= 6 {
+			want = 429
+		}
+		if got := send(attacker, "GET", "/api/payouts/fee", unknown); got != want {
+			t.Fatalf("bad credential %d: %d, want %d", i, got, want)
+		}
+	}
+	after, err := metricstest.Scrape(ctx, endpoint.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	moved := func(name string, labels ...string) float64 {
+		return after.Sum(name, labels...) - before.Sum(name, labels...)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"payout_facade_requests_total", []string{"route", "/api/payouts/amount-limits", "method", "GET", "code", "200"}, 2},
+		{"payout_facade_requests_total", []string{"route", "/api/payouts/amount-limits", "code", "401"}, 3},
+		{"payout_facade_requests_total", []string{"route", "/api/payouts/recipients/{id}", "code", "400"}, 1},
+		{"payout_facade_requests_total", []string{"route", "other", "code", "404"}, 1},
+		{"payout_facade_requests_total", []string{"route", "other", "method", "PUT", "code", "405"}, 1},
+		{"payout_facade_requests_total", []string{"route", "/healthz", "code", "200"}, 1},
+		{"payout_facade_requests_total", []string{"route", "/api/payouts/quote", "code", "429"}, 1},
+		{"payout_facade_requests_total", []string{"route", "/api/payouts/fee", "code", "429"}, 2},
+		{"payout_facade_request_duration_seconds_count", []string{"route", "/api/payouts/amount-limits"}, 5},
+		{"payout_facade_auth_failures_total", []string{"reason", "missing"}, 1},
+		{"payout_facade_auth_failures_total", []string{"reason", "malformed"}, 1},
+		// one unknown key from the caller, six from the attacker (the seventh is refused at the door)
+		{"payout_facade_auth_failures_total", []string{"reason", "invalid"}, 7},
+		{"payout_facade_rate_limited_total", []string{"limit", "quote"}, 1},
+		{"payout_facade_rate_limited_total", []string{"limit", "auth-failures"}, 2},
+	} {
+		if got := moved(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v moved by %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	// no raw path became a label
+	for _, series := range after.Series("payout_facade_requests_total") {
+		for _, raw := range []string{"not-a-number", "/no/such/path"} {
+			if strings.Contains(series, raw) {
+				t.Errorf("a raw path is a label: %s", series)
+			}
+		}
+	}
+	if got := after.Sum("payout_facade_requests_in_flight"); got != 0 {
+		t.Errorf("requests in flight after all answered: %v", got)
+	}
+}

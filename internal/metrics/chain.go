@@ -1,0 +1,44 @@
+package metrics
+
+import (
+	"time"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+var networks = set(
+	string(payoutv1.NetworkArbitrum), string(payoutv1.NetworkAvalanche), string(payoutv1.NetworkBase),
+	string(payoutv1.NetworkEthereum), string(payoutv1.NetworkPolygon), string(payoutv1.NetworkSolana),
+	string(payoutv1.NetworkTron))
+
+// ChainHead records where a network's deposit watcher stands: head is the newest block it
+// read from the node, scanned the newest block it has scanned at confirmation depth (its
+// cursor). The head lag is their difference: about the confirmation depth when the watcher
+// keeps up, more while it catches up or cannot reach a node.
+//
+// The watcher calls it after each head read:
+//
+//	metrics.ChainHead(w.network(), head, r.cur.Block)
+func ChainHead(network payoutv1.Network, head, scanned int64) {
+	n := oneOf(string(network), networks)
+	chainHeadBlock.WithLabelValues(n).Set(float64(head))
+	chainScannedBlock.WithLabelValues(n).Set(float64(scanned))
+	chainHeadLag.WithLabelValues(n).Set(float64(max(head-scanned, 0)))
+}
+
+// DepositDetected records a deposit the watcher has recorded at recordedAt, from a block
+// mined at blockTime: the detection lag (confirmation time plus the watcher's own delay) and
+// the deposit count. A zero blockTime counts the deposit only.
+//
+// The watcher calls it for each deposit once RecordDeposits succeeded:
+//
+//	for _, d := range st.Deposits {
+//		metrics.DepositDetected(d.Network, d.BlockTime, w.Clock.Now())
+//	}
+func DepositDetected(network payoutv1.Network, blockTime, recordedAt time.Time) {
+	n := oneOf(string(network), networks)
+	chainDeposits.WithLabelValues(n).Inc()
+	if !blockTime.IsZero() {
+		chainDetectionLag.WithLabelValues(n).Set(max(recordedAt.Sub(blockTime).Seconds(), 0))
+	}
+}

@@ -1,0 +1,41 @@
+// Package metrics defines every Prometheus metric of the payout service, in one place, on
+// controller-runtime's registry (sigs.k8s.io/controller-runtime/pkg/metrics.Registry): payoutd
+// serves them on the manager's metrics endpoint (--metrics-bind-address, /metrics) beside
+// controller-runtime's own (controller_runtime_reconcile_*, workqueue_*, rest_client_*).
+//
+// Other packages never create metrics; they call the functions here, which keep every label
+// value inside a known, small set (an unknown value becomes "other"), so no caller input can
+// grow the number of series.
+//
+// The metrics (Catalog lists them, with their types and labels, for the dashboard test and the
+// README):
+//
+//	payout_transfers{status}                              gauge: transfers by status, counted in the informer cache at scrape time (CountTransfers)
+//	payout_transfer_transitions_total{from,to}            counter: status changes written by the transfer controller (TransferStatusChanged)
+//	payout_transfer_status_duration_seconds{status}       histogram: time a transfer spent in a status, observed when it leaves it
+//	payout_chain_head_block{network}                      gauge: the newest block the deposit watcher saw (ChainHead)
+//	payout_chain_scanned_block{network}                   gauge: the newest block the watcher has scanned at confirmation depth
+//	payout_chain_head_lag_blocks{network}                 gauge: head minus scanned (the confirmation depth plus any backlog)
+//	payout_chain_detection_lag_seconds{network}           gauge: block time to recording, of the latest deposit recorded (DepositDetected)
+//	payout_chain_deposits_total{network}                  counter: deposits recorded by the watcher
+//	payout_provider_requests_total{operation,outcome}     counter: calls to the fiat payout provider (ProviderCall, InstrumentProvider)
+//	payout_provider_request_duration_seconds{operation}   histogram: their latency
+//	payout_facade_requests_total{route,method,code}       counter: REST facade requests, by route template (FacadeRequest)
+//	payout_facade_request_duration_seconds{route,method}  histogram: their latency
+//	payout_facade_requests_in_flight                      gauge: requests being served
+//	payout_facade_rate_limited_total{limit}               counter: 429 answers, by per-key budget or "auth-failures" (RateLimited)
+//	payout_facade_auth_failures_total{reason}             counter: refused credentials: missing, malformed, invalid (AuthFailure)
+//	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
+//
+// Label values:
+//
+//	status     a transfer phase (ready_to_process ... refunded), or "none" before the first status
+//	network    arbitrum, avalanche, base, ethereum, polygon, solana, tron
+//	operation  find, create, get (the methods of fiat.Provider)
+//	outcome    success, transient, permanent, inconsistent
+//	route      the facade's route template ("/api/payouts/recipients/{id}"), "other" for no route
+//	method     GET, POST, PATCH, DELETE, ... ("OTHER" for anything else)
+//	code       the HTTP status code
+//	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures"
+//	reason     missing, malformed, invalid
+package metrics

@@ -1,0 +1,96 @@
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// RouteOther is the route label of a request that matched no route (a 404, a 405, or a
+// request refused before routing).
+const RouteOther = "other"
+
+// LimitAuthFailures is the limit label of a 429 answered to an address over a brute-force
+// limit of spec 5.3; the per-key budgets of spec 8.1 use their own names.
+const LimitAuthFailures = "auth-failures"
+
+// Reasons of payout_facade_auth_failures_total.
+const (
+	authMissing   = "missing"
+	authMalformed = "malformed"
+	authInvalid   = "invalid"
+)
+
+// AuthReason is a kind of refused credential.
+type AuthReason string
+
+const (
+	// AuthMissing: no Authorization header, or not a Bearer credential.
+	AuthMissing AuthReason = authMissing
+	// AuthMalformed: a Bearer value that is not an API key.
+	AuthMalformed AuthReason = authMalformed
+	// AuthInvalid: an unknown, unmatched or revoked key, or a key of a deleted account.
+	AuthInvalid AuthReason = authInvalid
+)
+
+var (
+	methods = set(http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace)
+
+	routesMu sync.RWMutex
+	// routes are the route templates the facade declared (FacadeRoutes); only they are labels.
+	routes = map[string]bool{}
+	// limits are the budget names the facade declared, and LimitAuthFailures.
+	limits = map[string]bool{LimitAuthFailures: true}
+)
+
+// FacadeRoutes declares the facade's route templates and rate-limit budget names: the only
+// route and limit label values (anything else is "other"), so that no request can add a
+// series. The facade calls it when it is built; calls add to what earlier ones declared.
+func FacadeRoutes(templates, budgets []string) {
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	for _, t := range templates {
+		routes[t] = true
+	}
+	for _, b := range budgets {
+		limits[b] = true
+	}
+}
+
+func known(m map[string]bool, v string) string {
+	routesMu.RLock()
+	defer routesMu.RUnlock()
+	return oneOf(v, m)
+}
+
+// MethodLabel is method when it is a standard HTTP method, else "OTHER".
+func MethodLabel(method string) string {
+	if methods[method] {
+		return method
+	}
+	return "OTHER"
+}
+
+// FacadeRequest records one answered request: its route template (declared with
+// FacadeRoutes), method, status code and latency.
+func FacadeRequest(route, method string, code int, d time.Duration) {
+	r, m := known(routes, route), MethodLabel(method)
+	facadeRequests.WithLabelValues(r, m, strconv.Itoa(code)).Inc()
+	facadeDuration.WithLabelValues(r, m).Observe(d.Seconds())
+}
+
+// FacadeInFlight adds delta (+1 when a request starts, -1 when it ends) to the requests being
+// served.
+func FacadeInFlight(delta float64) { facadeInFlight.Add(delta) }
+
+// RateLimited counts a 429: limit is the per-key budget that was spent, or LimitAuthFailures.
+func RateLimited(limit string) {
+	facadeRateLimited.WithLabelValues(known(limits, limit)).Inc()
+}
+
+// AuthFailure counts a request refused for its credential.
+func AuthFailure(reason AuthReason) {
+	facadeAuthFailures.WithLabelValues(oneOf(string(reason), set(authMissing, authMalformed, authInvalid))).Inc()
+}

@@ -1,0 +1,157 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Names of the metrics.
+const (
+	TransfersName              = "payout_transfers"
+	TransferTransitionsName    = "payout_transfer_transitions_total"
+	TransferStatusDurationName = "payout_transfer_status_duration_seconds"
+	ChainHeadBlockName         = "payout_chain_head_block"
+	ChainScannedBlockName      = "payout_chain_scanned_block"
+	ChainHeadLagName           = "payout_chain_head_lag_blocks"
+	ChainDetectionLagName      = "payout_chain_detection_lag_seconds"
+	ChainDepositsName          = "payout_chain_deposits_total"
+	ProviderRequestsName       = "payout_provider_requests_total"
+	ProviderDurationName       = "payout_provider_request_duration_seconds"
+	FacadeRequestsName         = "payout_facade_requests_total"
+	FacadeDurationName         = "payout_facade_request_duration_seconds"
+	FacadeInFlightName         = "payout_facade_requests_in_flight"
+	FacadeRateLimitedName      = "payout_facade_rate_limited_total"
+	FacadeAuthFailuresName     = "payout_facade_auth_failures_total"
+	RatesAgeName               = "payout_rates_age_seconds"
+)
+
+// Type is a metric's Prometheus type.
+type Type string
+
+const (
+	Counter   Type = "counter"
+	Gauge     Type = "gauge"
+	Histogram Type = "histogram"
+)
+
+// Metric describes one metric of the service.
+type Metric struct {
+	Name   string
+	Type   Type
+	Labels []string
+	Help   string
+}
+
+// Catalog is every metric this package defines, in the order of the package documentation.
+var Catalog = []Metric{
+	{TransfersName, Gauge, []string{"status"}, "Transfers by status, counted in the informer cache at scrape time."},
+	{TransferTransitionsName, Counter, []string{"from", "to"}, "Transfer status changes written by the transfer controller."},
+	{TransferStatusDurationName, Histogram, []string{"status"}, "Seconds a transfer spent in a status, observed when it left it."},
+	{ChainHeadBlockName, Gauge, []string{"network"}, "Newest block number the deposit watcher read from the network."},
+	{ChainScannedBlockName, Gauge, []string{"network"}, "Newest block number the deposit watcher has scanned at confirmation depth."},
+	{ChainHeadLagName, Gauge, []string{"network"}, "Blocks between the head and the newest scanned block: the confirmation depth plus any backlog."},
+	{ChainDetectionLagName, Gauge, []string{"network"}, "Seconds from the block time of the latest recorded deposit to its recording."},
+	{ChainDepositsName, Counter, []string{"network"}, "Deposits recorded by the deposit watcher."},
+	{ProviderRequestsName, Counter, []string{"operation", "outcome"}, "Calls to the fiat payout provider, by operation and outcome."},
+	{ProviderDurationName, Histogram, []string{"operation"}, "Latency of calls to the fiat payout provider in seconds."},
+	{FacadeRequestsName, Counter, []string{"route", "method", "code"}, "REST facade requests by route template, method and status code."},
+	{FacadeDurationName, Histogram, []string{"route", "method"}, "REST facade request latency in seconds."},
+	{FacadeInFlightName, Gauge, nil, "REST facade requests being served."},
+	{FacadeRateLimitedName, Counter, []string{"limit"}, "REST facade 429 answers by per-key budget, or auth-failures for an address over a brute-force limit."},
+	{FacadeAuthFailuresName, Counter, []string{"reason"}, "REST facade requests refused for their credential: missing, malformed or invalid."},
+	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
+}
+
+func help(name string) string {
+	for _, m := range Catalog {
+		if m.Name == name {
+			return m.Help
+		}
+	}
+	panic("metrics: no catalog entry for " + name)
+}
+
+func labels(name string) []string {
+	for _, m := range Catalog {
+		if m.Name == name {
+			return m.Labels
+		}
+	}
+	panic("metrics: no catalog entry for " + name)
+}
+
+func newCounterVec(name string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help(name)}, labels(name))
+}
+
+func newGaugeVec(name string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help(name)}, labels(name))
+}
+
+func newHistogramVec(name string, buckets []float64) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help(name), Buckets: buckets}, labels(name))
+}
+
+// Buckets.
+var (
+	// statusBuckets span a second (a decision in the same pass) to a day (the v1 deposit expiry).
+	statusBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}
+	// providerBuckets span a fast API answer to the provider client's deadline and retries.
+	providerBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	// facadeBuckets span a cache read to a write that waits for the cache (up to 2 s) and more.
+	facadeBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+)
+
+// The collectors.
+var (
+	transferTransitions    = newCounterVec(TransferTransitionsName)
+	transferStatusDuration = newHistogramVec(TransferStatusDurationName, statusBuckets)
+	chainHeadBlock         = newGaugeVec(ChainHeadBlockName)
+	chainScannedBlock      = newGaugeVec(ChainScannedBlockName)
+	chainHeadLag           = newGaugeVec(ChainHeadLagName)
+	chainDetectionLag      = newGaugeVec(ChainDetectionLagName)
+	chainDeposits          = newCounterVec(ChainDepositsName)
+	providerRequests       = newCounterVec(ProviderRequestsName)
+	providerDuration       = newHistogramVec(ProviderDurationName, providerBuckets)
+	facadeRequests         = newCounterVec(FacadeRequestsName)
+	facadeDuration         = newHistogramVec(FacadeDurationName, facadeBuckets)
+	facadeInFlight         = prometheus.NewGauge(prometheus.GaugeOpts{Name: FacadeInFlightName, Help: help(FacadeInFlightName)})
+	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
+	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
+	transfers              = &transferCounter{desc: prometheus.NewDesc(TransfersName, help(TransfersName), labels(TransfersName), nil)}
+	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(
+		transfers, transferTransitions, transferStatusDuration,
+		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits,
+		providerRequests, providerDuration,
+		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
+	)
+	// ratesAge is registered by WatchRatesAge
+	// Counters of a known, small label set start at 0, so that rate() and increase() see the
+	// first event instead of a series that appears with it.
+	for _, r := range []string{authMissing, authMalformed, authInvalid} {
+		facadeAuthFailures.WithLabelValues(r)
+	}
+}
+
+// other replaces a label value outside its known set.
+const other = "other"
+
+// oneOf returns v when it is in allowed, else "other".
+func oneOf(v string, allowed map[string]bool) string {
+	if allowed[v] {
+		return v
+	}
+	return other
+}
+
+func set(values ...string) map[string]bool {
+	m := make(map[string]bool, len(values))
+	for _, v := range values {
+		m[v] = true
+	}
+	return m
+}

@@ -1,0 +1,251 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/metrics"
+	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
+	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/testgen"
+)
+
+func gather(t *testing.T) metricstest.Samples {
+	t.Helper()
+	s, err := metricstest.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestCatalogIsRegistered: every metric of the catalog is on controller-runtime's registry
+// with its documented type and labels, and the registry holds no payout_ metric the catalog
+// does not list.
+func TestCatalogIsRegistered(t *testing.T) {
+	described := map[string]string{}
+	// Gathering lists only metrics with series: give each one.
+	metrics.WatchRatesAge(func() (time.Duration, bool) { return time.Minute, true })
+	metrics.CountTransfers(fake.NewClientBuilder().WithScheme(scheme.New()).Build())
+	metrics.FacadeRequest("x", "GET", 200, time.Millisecond)
+	metrics.RateLimited("x")
+	metrics.ProviderCall(metrics.OpFind, nil, time.Millisecond)
+	metrics.ChainHead(payoutv1.NetworkBase, 10, 8)
+	metrics.DepositDetected(payoutv1.NetworkBase, time.Now(), time.Now())
+	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
+	s := gather(t)
+	for _, m := range metrics.Catalog {
+		f := s[m.Name]
+		if f == nil {
+			t.Errorf("%s is in the catalog but not registered", m.Name)
+			continue
+		}
+		described[m.Name] = f.GetType().String()
+		if got := strings.ToLower(f.GetType().String()); got != string(m.Type) {
+			t.Errorf("%s: type %s, catalog says %s", m.Name, got, m.Type)
+		}
+		if f.GetHelp() != m.Help {
+			t.Errorf("%s: help %q, catalog says %q", m.Name, f.GetHelp(), m.Help)
+		}
+		for _, series := range f.Metric {
+			var names []string
+			for _, l := range series.Label {
+				names = append(names, l.GetName())
+			}
+			if strings.Join(names, ",") != strings.Join(sorted(m.Labels), ",") {
+				t.Errorf("%s: labels %v, catalog says %v", m.Name, names, m.Labels)
+			}
+		}
+	}
+	for name := range s {
+		if strings.HasPrefix(name, "payout_") && described[name] == "" {
+			t.Errorf("%s is registered but not in the catalog", name)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+func TestTransferStatusChanged(t *testing.T) {
+	created := testgen.Epoch.Time
+	before := testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(tr *payoutv1.Transfer) {
+		tr.CreationTimestamp = metav1.NewTime(created)
+		tr.Status.Phase = payoutv1.PhaseProcessing
+		tr.Status.History = []payoutv1.StatusChange{
+			{Status: payoutv1.PhaseReadyToProcess, At: metav1.NewTime(created)},
+			{Status: payoutv1.PhaseProcessing, At: metav1.NewTime(created.Add(time.Minute))},
+		}
+	})
+	after := before.DeepCopy()
+	after.Status.Phase = payoutv1.PhaseCompleted
+
+	s0 := gather(t)
+	metrics.TransferStatusChanged(before, after, created.Add(4*time.Minute))
+	metrics.TransferStatusChanged(after, after, created.Add(5*time.Minute)) // no change: nothing
+	s1 := gather(t)
+
+	if d := s1.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed") -
+		s0.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed"); d != 1 {
+		t.Errorf("transitions processing->completed moved by %v, want 1", d)
+	}
+	if d := s1.Sum(metrics.TransferStatusDurationName+"_count", "status", "processing") -
+		s0.Sum(metrics.TransferStatusDurationName+"_count", "status", "processing"); d != 1 {
+		t.Errorf("processing durations observed %v, want 1", d)
+	}
+	// three minutes in processing: from its history entry, not from the creation
+	if d := s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "processing") -
+		s0.Sum(metrics.TransferStatusDurationName+"_sum", "status", "processing"); d != 180 {
+		t.Errorf("time in processing %vs, want 180", d)
+	}
+
+	// a first status: time since creation, from "none"
+	fresh := before.DeepCopy()
+	fresh.Status = payoutv1.TransferStatus{}
+	first := fresh.DeepCopy()
+	first.Status.Phase = payoutv1.PhaseReadyToProcess
+	metrics.TransferStatusChanged(fresh, first, created.Add(2*time.Second))
+	s2 := gather(t)
+	if d := s2.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none") -
+		s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none"); d != 2 {
+		t.Errorf("time before the first status %vs, want 2", d)
+	}
+}
+
+func TestLabelsStayBounded(t *testing.T) {
+	metrics.TransferTransition("bogus", "also-bogus", -1)
+	metrics.ChainHead("mars", 5, 1)
+	metrics.ProviderCall("delete-everything", errors.New("boom"), time.Second)
+	metrics.FacadeRequest("/api/payouts/transfer/0123456789abcdef01234567", "BREW", 418, time.Millisecond)
+	metrics.RateLimited("whatever")
+	metrics.AuthFailure("because")
+	s := gather(t)
+	for name, want := range map[string]string{
+		metrics.TransferTransitionsName: "from=other,to=other",
+		metrics.ChainHeadBlockName:      "network=other",
+		metrics.ProviderRequestsName:    "operation=other,outcome=transient",
+		metrics.FacadeRequestsName:      "code=418,method=OTHER,route=other",
+		metrics.FacadeRateLimitedName:   "limit=other",
+		metrics.FacadeAuthFailuresName:  "reason=other",
+	} {
+		if !contains(s.Series(name), want) {
+			t.Errorf("%s: no series %s among %v", name, want, s.Series(name))
+		}
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeProvider is a test double of a payout provider: it answers from fixed values.
+type fakeProvider struct{ err error }
+
+func (fakeProvider) Name() string { return "fake" }
+func (p fakeProvider) Find(context.Context, string) (*fiat.Payout, error) {
+	return nil, p.err
+}
+func (p fakeProvider) Create(context.Context, fiat.PayoutRequest) (*fiat.Payout, error) {
+	return &fiat.Payout{}, p.err
+}
+func (p fakeProvider) Get(context.Context, string) (*fiat.Payout, error) { return nil, p.err }
+
+func TestInstrumentProvider(t *testing.T) {
+	ctx := context.Background()
+	s0 := gather(t)
+	ok := metrics.InstrumentProvider(fakeProvider{})
+	if ok.Name() != "fake" {
+		t.Errorf("Name = %q", ok.Name())
+	}
+	_, _ = ok.Find(ctx, "ref")
+	_, _ = ok.Create(ctx, fiat.PayoutRequest{})
+	refused := metrics.InstrumentProvider(fakeProvider{err: fiat.Errorf(fiat.Permanent, "no")})
+	if _, err := refused.Create(ctx, fiat.PayoutRequest{}); !fiat.IsPermanent(err) {
+		t.Errorf("the error must pass through, got %v", err)
+	}
+	_, _ = metrics.InstrumentProvider(fakeProvider{err: errors.New("timeout")}).Get(ctx, "po_1")
+	s1 := gather(t)
+	for _, c := range []struct{ op, outcome string }{
+		{"find", "success"}, {"create", "success"}, {"create", "permanent"}, {"get", "transient"},
+	} {
+		if d := s1.Sum(metrics.ProviderRequestsName, "operation", c.op, "outcome", c.outcome) -
+			s0.Sum(metrics.ProviderRequestsName, "operation", c.op, "outcome", c.outcome); d != 1 {
+			t.Errorf("%s/%s moved by %v, want 1", c.op, c.outcome, d)
+		}
+	}
+	if d := s1.Sum(metrics.ProviderDurationName+"_count", "operation", "create") -
+		s0.Sum(metrics.ProviderDurationName+"_count", "operation", "create"); d != 2 {
+		t.Errorf("create latencies observed %v, want 2", d)
+	}
+}
+
+func TestChain(t *testing.T) {
+	s0 := gather(t)
+	metrics.ChainHead(payoutv1.NetworkPolygon, 120, 108)
+	mined := time.Unix(1_800_000_000, 0)
+	metrics.DepositDetected(payoutv1.NetworkPolygon, mined, mined.Add(27*time.Second))
+	s1 := gather(t)
+	for name, want := range map[string]float64{
+		metrics.ChainHeadBlockName: 120, metrics.ChainScannedBlockName: 108, metrics.ChainHeadLagName: 12,
+		metrics.ChainDetectionLagName: 27,
+	} {
+		if got := s1.Sum(name, "network", "polygon"); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if d := s1.Sum(metrics.ChainDepositsName, "network", "polygon") - s0.Sum(metrics.ChainDepositsName, "network", "polygon"); d != 1 {
+		t.Errorf("deposits moved by %v", d)
+	}
+}
+
+func TestCountTransfers(t *testing.T) {
+	objs := []payoutv1.Transfer{
+		*testgen.Transfer("payout-a", "000000000000000000000001", func(tr *payoutv1.Transfer) { tr.Status.Phase = payoutv1.PhaseCompleted }),
+		*testgen.Transfer("payout-a", "000000000000000000000002", func(tr *payoutv1.Transfer) { tr.Status.Phase = payoutv1.PhaseCompleted }),
+		*testgen.Transfer("payout-b", "000000000000000000000003"),
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme.New())
+	for i := range objs {
+		b = b.WithObjects(&objs[i])
+	}
+	metrics.CountTransfers(b.Build())
+	s := gather(t)
+	for status, want := range map[string]float64{"completed": 2, "none": 1, "failed": 0} {
+		if got := s.Sum(metrics.TransfersName, "status", status); got != want {
+			t.Errorf("transfers{status=%s} = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestRatesAge(t *testing.T) {
+	metrics.WatchRatesAge(func() (time.Duration, bool) { return 0, false })
+	if got := gather(t).Sum(metrics.RatesAgeName); got != -1 {
+		t.Errorf("before the first poll: %v, want -1", got)
+	}
+	metrics.WatchRatesAge(func() (time.Duration, bool) { return 90 * time.Second, true })
+	if got := gather(t).Sum(metrics.RatesAgeName); got != 90 {
+		t.Errorf("rates age %v, want 90", got)
+	}
+}
+
+// The registry must be controller-runtime's: the manager serves that one.
+var _ prometheus.Gatherer = ctrlmetrics.Registry

@@ -1,0 +1,115 @@
+package metrics
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// statusNone is the status label of a transfer the controller has not given a status yet.
+const statusNone = "none"
+
+var statuses = set(statusNone,
+	string(payoutv1.PhaseReadyToProcess), string(payoutv1.PhaseAwaitingDeposit), string(payoutv1.PhasePendingMatch),
+	string(payoutv1.PhaseDepositSent), string(payoutv1.PhaseProcessing), string(payoutv1.PhaseTransferCreated),
+	string(payoutv1.PhaseCompleted), string(payoutv1.PhaseFailed), string(payoutv1.PhaseRefunded))
+
+func statusLabel(p payoutv1.TransferPhase) string {
+	if p == "" {
+		return statusNone
+	}
+	return oneOf(string(p), statuses)
+}
+
+// TransferTransition counts a status change and observes how long the transfer was in from.
+// spent < 0 means unknown: the change is counted, no duration observed.
+func TransferTransition(from, to payoutv1.TransferPhase, spent time.Duration) {
+	f := statusLabel(from)
+	transferTransitions.WithLabelValues(f, statusLabel(to)).Inc()
+	if spent >= 0 {
+		transferStatusDuration.WithLabelValues(f).Observe(spent.Seconds())
+	}
+}
+
+// TransferStatusChanged records the change from before's status to after's, once after's is
+// stored: nothing when the phase did not change. The time in the old status runs from its
+// entry in before's history (the creation for a transfer without a status yet) to now.
+//
+// The transfer controller calls it after a successful status write:
+//
+//	metrics.TransferStatusChanged(before, t, r.Clock.Now())
+func TransferStatusChanged(before, after *payoutv1.Transfer, now time.Time) {
+	if before == nil || after == nil || before.Status.Phase == after.Status.Phase {
+		return
+	}
+	TransferTransition(before.Status.Phase, after.Status.Phase, timeIn(before, now))
+}
+
+// timeIn is how long t has been in its current phase as of now, or -1 when its history does
+// not say.
+func timeIn(t *payoutv1.Transfer, now time.Time) time.Duration {
+	since := t.CreationTimestamp.Time
+	if p := t.Status.Phase; p != "" {
+		since = time.Time{}
+		for i := len(t.Status.History) - 1; i >= 0; i-- {
+			if h := t.Status.History[i]; h.Status == p {
+				since = h.At.Time
+				break
+			}
+		}
+	}
+	if since.IsZero() || now.Before(since) {
+		return -1
+	}
+	return now.Sub(since)
+}
+
+// CountTransfers makes payout_transfers count the transfers reader holds (the manager's
+// cache, so a scrape costs no API call) at every scrape. Until it is called the gauge has no
+// series. A later call replaces the reader.
+func CountTransfers(reader client.Reader) {
+	transfers.reader.Store(&readerBox{reader})
+}
+
+type readerBox struct{ client.Reader }
+
+// transferCounter is the collector of payout_transfers.
+type transferCounter struct {
+	desc   *prometheus.Desc
+	reader atomic.Pointer[readerBox]
+}
+
+// scrapeTimeout bounds a scrape's wait for the cache (which blocks a list until it has synced).
+const scrapeTimeout = 5 * time.Second
+
+func (c *transferCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
+	box := c.reader.Load()
+	if box == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	list := &payoutv1.TransferList{}
+	// The cache's objects are read, not kept: no copy needed.
+	if err := box.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	counts := map[string]int{}
+	for s := range statuses {
+		counts[s] = 0
+	}
+	for i := range list.Items {
+		counts[statusLabel(list.Items[i].Status.Phase)]++
+	}
+	for s, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), s)
+	}
+}
