@@ -10,8 +10,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/fiat"
 )
 
 // Options configure the controllers.

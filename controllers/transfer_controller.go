@@ -22,6 +22,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -112,6 +113,7 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		return ctrl.Result{}, err
 	}
+	metrics.TransferStatusChanged(before, t, r.Clock.Now())
 	for _, e := range d.Events {
 		r.Recorder.Eventf(t, nil, e.Type, e.Reason, "Transition", "%s", e.Message)
 	}

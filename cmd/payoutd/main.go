@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,7 +22,6 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -39,6 +37,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/index"
+	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
@@ -177,6 +176,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	payoutmetrics.CountTransfers(mgr.GetCache())
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		if err != nil {
 			return fmt.Errorf("fiat provider: %w", err)
 		}
-		copts.Provider = provider
+		copts.Provider = payoutmetrics.InstrumentProvider(provider)
 		if o.mail.Configured() {
 			mailer, err := notify.New(o.mail)
 			if err != nil {
@@ -307,16 +307,7 @@ func rateSource(ctx context.Context, o *options, log logr.Logger) (pricing.RateS
 		}
 		go r.Run(ctx)
 		// The age of the rates in force is the number an operator watches: quotes stop at MaxAge.
-		metrics.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "payout_rates_age_seconds",
-			Help: "Age of the exchange rates quotes are priced with; -1 before the first successful poll.",
-		}, func() float64 {
-			age, ok := r.Age()
-			if !ok {
-				return -1
-			}
-			return age.Seconds()
-		}))
+		payoutmetrics.WatchRatesAge(r.Age)
 		log.Info("pricing from a live rate source", "maxAge", o.ratesMaxAge)
 		return r, nil
 	case o.ratesFile != "":

@@ -20,6 +20,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 // Reasons of the ChainCursor's Ready condition and events.
@@ -200,6 +201,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		return r.failed(ctx, err)
 	}
 	r.head = head
+	metrics.ChainHead(w.network(), head, r.cur.Block)
 	for ctx.Err() == nil {
 		st, err := w.Scanner.Step(ctx, r.cur, head)
 		if errors.Is(err, evm.ErrChainMoved) {
@@ -223,8 +225,12 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			if w.Recorded != nil {
 				w.Recorded(st, polled, time.Now())
 			}
+			for _, d := range st.Deposits {
+				metrics.DepositDetected(d.Network, d.BlockTime, w.Clock.Now())
+			}
 		}
 		r.cur = st.Cursor
+		metrics.ChainHead(w.network(), head, r.cur.Block)
 		if st.CaughtUp() {
 			r.setState(true, "")
 		} else {
