@@ -208,9 +208,14 @@ func TestWhatTheTransactionSends(t *testing.T) {
 }
 
 func TestAssociatedTokenAccount(t *testing.T) {
-	// The SPL associated token account of a wallet for USDC, as `spl-token address --token
-	// EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v --owner <wallet> --verbose` prints it; the
-	// derivation is FindProgramAddress([owner, Token program, mint], ATA program).
+	// The devnet transaction of Solana's getTransaction documentation ("Example Results")
+	// creates the associated token account 9vLSZ1gujMzisVrK5r3ZBXLVJMrF3fp6BtAUDyD94nW2 of
+	// wallet 47eFuHR9ste9kopiJ9eRxcwahmE62JovbKe5r7AjANut for mint
+	// 5kR7n7QJv85NrwwXdYWZ52qkRcyvXqKWDPNooYcfDV6e under the Token program.
+	if got, err := AssociatedTokenAccount("47eFuHR9ste9kopiJ9eRxcwahmE62JovbKe5r7AjANut", "5kR7n7QJv85NrwwXdYWZ52qkRcyvXqKWDPNooYcfDV6e"); err != nil ||
+		got != "9vLSZ1gujMzisVrK5r3ZBXLVJMrF3fp6BtAUDyD94nW2" {
+		t.Fatalf("AssociatedTokenAccount of the documented example = %s, %v", got, err)
+	}
 	ata, err := AssociatedTokenAccount(platform, chaintest.SolanaUSDCMint)
 	if err != nil || !chain.IsSolanaAddress(ata) || ata == platform {
 		t.Fatalf("AssociatedTokenAccount = %s, %v", ata, err)
