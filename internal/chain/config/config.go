@@ -261,7 +261,7 @@ func (n Network) WithDefaults() Network {
 	if n.HeartbeatInterval.Duration == 0 {
 		n.HeartbeatInterval.Duration = DefaultHeartbeatInterval
 	}
-	if n.MaxBlockRange == 0 {
+	if n.MaxBlockRange == 0 && n.Kind != KindSolana {
 		n.MaxBlockRange = DefaultMaxBlockRange
 	}
 	return n
@@ -477,7 +477,11 @@ func checkKindSettings(k Kind, p string, n *Network, bad func(path, format strin
 	if n.GenesisHash != "" && !chain.IsSolanaAddress(n.GenesisHash) {
 		bad(p+".genesisHash", "%q is not a base58 hash of 32 bytes", n.GenesisHash)
 	}
-	if n.Confirmations != 0 {
+	// confirmations follow from the commitment (WithDefaults writes them; a defaulted network
+	// validates)
+	sol := *n
+	sol.Kind = KindSolana
+	if d := sol.WithDefaults(); n.Confirmations != 0 && n.Confirmations != d.Confirmations {
 		bad(p+".confirmations", "solana's depth is its commitment (confirmed or finalized), not a block count")
 	}
 	if n.StartBlock != nil {

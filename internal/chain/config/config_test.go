@@ -250,6 +250,14 @@ func TestSolanaAndTron(t *testing.T) {
 	if sol, _ := c.Network(payoutv1.NetworkSolana); sol.Confirmations != 1 {
 		t.Errorf("commitment confirmed requires one confirmation, not %d", sol.Confirmations)
 	}
+	// a network with its defaults written out (as make run writes its configuration) validates
+	for _, name := range []payoutv1.Network{payoutv1.NetworkSolana, payoutv1.NetworkTron} {
+		n, _ := c.Network(name)
+		c.Networks[name] = &n
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults written out: %v", err)
+	}
 }
 
 func TestSolanaAndTronValidation(t *testing.T) {
