@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	kptr "k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -324,4 +325,27 @@ func startWith(t *testing.T, cfg *config.Config, o Options, options bool) *opera
 	go func() { op.done <- mgr.Start(c) }()
 	t.Cleanup(op.stop)
 	return op
+}
+
+// TestSolanaCursorOfAnotherCluster: a cursor taken on another cluster (a test validator
+// restarted from scratch, or a devnet endpoint swapped for mainnet) is taken over with a
+// ChainReset warning.
+func TestSolanaCursorOfAnotherCluster(t *testing.T) {
+	srv := chaintest.NewSolanaRPCTestServer(t, chaintest.SolanaMainnetGenesis)
+	deleteCursor(t, payoutv1.NetworkSolana)
+	old := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "solana"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkSolana}}
+	if err := env.Client.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	old.Status.GenesisHash, old.Status.Block, old.Status.BlockHash = "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG", 5, chaintest.SolanaAddress("a devnet block")
+	if err := env.Client.Status().Update(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	startWith(t, configWith(map[payoutv1.Network]*config.Network{payoutv1.NetworkSolana: solanaNetwork(srv.URL)}), Options{}, false)
+	waitEvent(t, "solana", CursorResetReason)
+	_, _, finalized := srv.Slots()
+	eventually(t, 10*time.Second, "the cursor on mainnet", func() bool {
+		st := cursor(t, payoutv1.NetworkSolana).Status
+		return st.Synced && st.GenesisHash == chaintest.SolanaMainnetGenesis && st.Block == int64(finalized)
+	})
 }
