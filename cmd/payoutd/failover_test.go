@@ -45,7 +45,7 @@ func (k *killer) stop() {
 	defer k.mu.Unlock()
 	Expect(k.cmd).NotTo(BeNil())
 	Expect(k.cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
-	Eventually(func() error { return k.cmd.Process.Signal(syscall.Signal(0)) }).WithTimeout(30 * time.Second).Should(HaveOccurred(), "payoutd exits")
+	Eventually(func() error { return k.cmd.Process.Signal(syscall.Signal(0)) }).WithTimeout(30*time.Second).Should(HaveOccurred(), "payoutd exits")
 	k.cmd = nil
 }
 
