@@ -36,6 +36,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/flagfile"
 	"github.com/stablepay/payout-operator/internal/index"
 	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
@@ -71,6 +72,7 @@ type options struct {
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
+	fs.String("config", "", "YAML file of settings: its keys are these flags' names, nested keys joined with '-' (fiat: {url: ...} is --fiat-url), lists for repeatable flags; flags on the command line win (sample: config/samples/payoutd.yaml)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
 	fs.BoolVar(&o.controllers, "controllers", true, "run the controllers (with leader election when --leader-elect)")
 	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
@@ -102,6 +104,9 @@ func parseFlags(args []string) (*options, error) {
 	o.mail.BindFlags(fs)
 	o.chains.BindFlags(fs)
 	o.zap.BindFlags(fs)
+	if err := flagfile.Load(fs, args, "config"); err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
