@@ -198,8 +198,12 @@ test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
 	done
 
 .PHONY: test-conformance
-test-conformance: build control-plane anvil ## The listed conformance cases against a fresh `make run`.
+test-conformance: build control-plane anvil cast jq ## The listed conformance cases, then the README walk-through, against one fresh `make run`.
 	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
+
+.PHONY: walkthrough
+walkthrough: cast jq ## Run the README walk-through against the running `make run` (DEV_DIR, default .dev).
+	hack/walkthrough.sh "$(DEV_DIR)"
 
 ##@ Measurements
 
