@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -103,6 +104,19 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		// the lookup answers the same transfer
 		got := p.c.get("/api/payouts/transfer/" + id).json()["transfer"].(map[string]any)
 		Expect(got["deposit_address"]).To(Equal(tr["deposit_address"]))
+	})
+
+	It("cancels a transfer whose recipient is deleted between its check and its create", func() {
+		p := newPayee()
+		cfg := srv.cfg
+		cfg.Client = deletingBeforeCreate{Client: srv.cfg.Client, recipient: client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: strconv.FormatInt(p.rid, 10)}}
+		racing := openServer(cfg)
+		qid := p.quote("EUR", "25.00")
+		r := p.c.on(racing).post("/api/payouts/transfer", v1Body(qid, "25.00", p.rid))
+		Expect(errorText(r, 400)).To(ContainSubstring("was deleted while the transfer was being created"))
+		t := storedTransfer(p.account, payoutv1.TransferNameForQuote(qid))
+		Expect(t.Spec.Cancellation).NotTo(BeNil(), "the transfer is cancelled, for the controller to fail it")
+		Expect(t.Spec.Cancellation.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
 	})
 
 	It("gives one of 20 concurrent creates with one customer_uuid a 200 and the others 409", func() {
@@ -351,4 +365,21 @@ func transfersOf(acct *account) []payoutv1.Transfer {
 	list := &payoutv1.TransferList{}
 	Expect(env.Client.List(ctx, list, client.InNamespace(payoutv1.AccountNamespace(acct.name)))).To(Succeed())
 	return list.Items
+}
+
+// deletingBeforeCreate deactivates a recipient, as its DELETE does, just before the facade's
+// create of a transfer goes through: the race the post-create check closes.
+type deletingBeforeCreate struct {
+	client.Client
+	recipient client.ObjectKey
+}
+
+func (c deletingBeforeCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*payoutv1.Transfer); ok {
+		rc := &payoutv1.Recipient{}
+		Expect(env.Client.Get(ctx, c.recipient, rc)).To(Succeed())
+		rc.Spec.Deactivated = true
+		Expect(env.Client.Update(ctx, rc)).To(Succeed())
+	}
+	return c.Client.Create(ctx, obj, opts...)
 }
