@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/controllers"
+	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
@@ -306,5 +310,99 @@ var _ = Describe("every recipient variant, stored on the real API server (spec 2
 			}
 		}
 		Expect(failures).To(BeEmpty(), "%d of %d recipient variants fail", len(failures), len(variants))
+	})
+})
+
+// everyOptionAvailable reads every deposit option as available: the transfer variants below are
+// about what the API server stores, not about which chains this suite watches (only base), and
+// marking the real options available would change what the other specs see.
+type everyOptionAvailable struct{ client.Client }
+
+func (c everyOptionAvailable) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.Client.Get(ctx, key, obj, opts...)
+	if o, ok := obj.(*payoutv1.DepositOption); ok && err == nil {
+		o.Status.Available = true
+	}
+	return err
+}
+
+// allNetworksDepositAddresses issues deposit addresses on every network of the deposit options,
+// with a v2 address for USDC on each network that takes v2 transfers.
+func allNetworksDepositAddresses() depositkey.Addresses {
+	GinkgoHelper()
+	_, xpub, err := depositkey.Generate()
+	Expect(err).NotTo(HaveOccurred())
+	pub, err := depositkey.NewPublic(xpub)
+	Expect(err).NotTo(HaveOccurred())
+	doc := "networks:\n"
+	for i, n := range []string{"base", "ethereum", "polygon", "arbitrum", "avalanche"} {
+		doc += fmt.Sprintf("  %s:\n    rpc: [http://127.0.0.1:1]\n    tokens:\n      usdc: {contract: \"0x%040x\", platformAddress: \"0x%040x\"}\n", n, 0xc10+i, 0xf20+i)
+		if n == "ethereum" {
+			doc += "      usdt: {contract: \"0x00000000000000000000000000000000000000d1\"}\n"
+		}
+	}
+	doc += "  solana:\n    rpc: [http://127.0.0.1:1]\n    tokens:\n      usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, platformAddress: 3fTPf5EUuB6C8RM9TQ4M6zR3SWxHWF7bJNyspSVhz6G7}\n"
+	doc += "  tron:\n    rpc: [http://127.0.0.1:1]\n    chainID: 728126428\n    tokens:\n      usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}\n"
+	cfg, err := chainconfig.Parse([]byte(doc))
+	Expect(err).NotTo(HaveOccurred())
+	return depositkey.Addresses{Public: pub, Config: cfg}
+}
+
+var _ = Describe("every transfer variant, stored on the real API server (spec 4.10, 4.11)", func() {
+	It("creates a v1 transfer for each token and EVM network and a v2 transfer for USDC on each network that takes it", func() {
+		cfg := baseCfg
+		cfg.Client = everyOptionAvailable{Client: baseCfg.Client}
+		cfg.Deposits = allNetworksDepositAddresses()
+		s := openServer(cfg, unlimited)
+		// without v2 wallet screening, which takes EVM wallets only, a Solana sender may use v2
+		p := newPayee(func(a *payoutv1.PayoutAccount) { a.Spec.V2WalletScreening = false })
+		c := p.c.on(s)
+		type variant struct {
+			path            string
+			token, network  string
+			wallet, address string // the sender, and the v2 deposit address ("" for v1)
+		}
+		const solanaWallet = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+		var variants []variant
+		for _, o := range controllers.DefaultDepositOptions() {
+			token, network := string(o.Spec.Token), string(o.Spec.Network)
+			switch network {
+			case "tron", "solana": // v1 takes EVM senders only (spec 4.10); checked in transfer_create_test
+			default:
+				variants = append(variants, variant{"/api/payouts/transfer", token, network, senderWallet, ""})
+			}
+			if addr, ok := cfg.Deposits.V2Address(o.Spec.Network, o.Spec.Token); ok {
+				wallet := senderWallet
+				if network == "solana" {
+					wallet = solanaWallet
+				}
+				variants = append(variants, variant{"/api/payouts/transfer/v2", token, network, wallet, addr})
+			}
+		}
+		Expect(variants).To(HaveLen(12), "v1: 5 networks of USDC and USDT on ethereum; v2: USDC on 5 EVM networks and solana")
+
+		for _, v := range variants {
+			name := v.path + " " + v.token + "/" + v.network
+			b := v1Body(p.quote("EUR", "20.00"), "20.00", p.rid)
+			b["source_token"], b["source_network"], b["wallet_address"] = v.token, v.network, v.wallet
+			r := c.post(v.path, b)
+			Expect(r.status).To(Equal(200), "%s: %s", name, r)
+			var id, address string
+			if v.address == "" {
+				tr := r.json()["transfer"].(map[string]any)
+				id, address = tr["id"].(string), tr["deposit_address"].(string)
+				Expect(address).To(MatchRegexp(`^0x[0-9a-fA-F]{40}$`), name)
+			} else {
+				id, address = r.json()["transfer_id"].(string), r.json()["deposit_address"].(string)
+				Expect(address).To(Equal(v.address), name)
+			}
+			t := storedTransfer(p.account, id)
+			Expect(string(t.Spec.SourceToken)).To(Equal(v.token), name)
+			Expect(string(t.Spec.SourceNetwork)).To(Equal(v.network), name)
+			Expect(t.Spec.DepositAddress).To(Equal(address), name)
+			Expect(t.Spec.WalletAddress).To(Equal(v.wallet), name)
+			got := c.get("/api/payouts/transfer/" + id)
+			Expect(got.status).To(Equal(200), "%s: lookup %s", name, got)
+		}
 	})
 })
