@@ -121,8 +121,10 @@ func TestDevChains(t *testing.T) {
 		}
 	})
 
-	t.Run("a block every second without transactions", func(t *testing.T) {
-		// CONTRACT.md promises a block at least every 2 s; the chains mine one every second.
+	t.Run("a block at least every 2 s without transactions", func(t *testing.T) {
+		// CONTRACT.md promises a block at least every 2 s; the chains mine one every second, and
+		// the test holds them to the promise, not to the second: on a busy machine anvil's timer
+		// and this poll slip by a few hundred milliseconds.
 		c := s.Chains[Polygon]
 		last, err := c.Client.BlockNumber(ctx)
 		if err != nil {
@@ -144,8 +146,8 @@ func TestDevChains(t *testing.T) {
 		}
 		maxGap = max(maxGap, time.Since(lastAt))
 		t.Logf("%d blocks in 3.5 s, longest wait for a block %v", blocks, maxGap.Round(10*time.Millisecond))
-		if blocks < 2 || maxGap > 1500*time.Millisecond {
-			t.Errorf("%d blocks in 3.5 s, longest gap %v: want a block every second", blocks, maxGap)
+		if blocks < 2 || maxGap > 2*time.Second {
+			t.Errorf("%d blocks in 3.5 s, longest gap %v: want a block at least every 2 s", blocks, maxGap)
 		}
 	})
 
