@@ -68,6 +68,7 @@ type Server struct {
 	guard   limitGuard
 	limits  *keyLimits
 	shared  *sharedlimits.Store // nil: in-memory limits
+	lookups *lookupBodies
 	handler http.Handler
 	openapi []byte
 
@@ -96,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, openapi: doc}
+	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc}
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
 	if cfg.SharedLimits.Configured() {
 		if s.shared, err = sharedlimits.Open(cfg.SharedLimits, cfg.Log.WithName("limits")); err != nil {
