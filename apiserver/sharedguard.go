@@ -31,14 +31,29 @@ func (m memoryGuard) fail(_ context.Context, ip netip.Addr, kind failure) bool {
 // the unit counted (an IPv4 address or an IPv6 /64) are the in-memory guard's.
 //
 // Every failure is recorded in this replica's in-memory guard as well, and an address over a
-// limit there is blocked without asking the store. When the store fails, the replica falls
-// back to that guard alone: the brute-force limits then hold per replica (an address gets up
-// to N times the limits across N replicas) until the store answers again. That is failing open
-// to a weaker limit, not to none, and it is the choice for this guard: failing closed would
-// answer every request of every caller 429 for as long as Redis is down, turning a cache
-// outage into a payments outage, while the API keys it protects hold 256 random bits that no
-// number of guesses N times 5 per 10 minutes comes near. The store's errors are counted
-// (payout_facade_limit_store_errors_total) and the outage is logged.
+// limit there is blocked without asking the store.
+//
+// When the store cannot be asked (down, too slow, or bypassed after a failure), the two kinds of
+// failure are treated differently, because only one of them is a guess at a key:
+//
+//   - A bad credential fails closed: the request gets the answer the local guard gives (401,
+//     or 429 when the address is over the limit here), and the address is then blocked on this
+//     replica for a window, as if it had spent all its bad credentials at once. A brute-force
+//     attempt so gets at most one guess per replica per window while the store is down, N
+//     across N replicas, never the 5 per replica (5 N) that counting on its own would allow.
+//     Callers with valid keys are not touched unless they share the address with a caller
+//     sending bad ones.
+//   - A missing credential (no Authorization, not Bearer) guesses nothing: it is counted by
+//     the local guard alone, so its limit holds per replica (N times it across N replicas)
+//     until the store answers again. Blocking an address at its first unauthenticated request
+//     would lock out every client that first asks without credentials and then retries with
+//     them.
+//   - The door's check (blocked) falls back to the local guard: refusing every address the
+//     store cannot vouch for would answer every request of every caller 429 for as long as
+//     Redis is down, turning a cache outage into a payments outage.
+//
+// The store's errors are counted (payout_facade_limit_store_errors_total) and the outage is
+// logged.
 type sharedGuard struct {
 	local *authGuard
 	log   *sharedlimits.AuthLog
@@ -76,6 +91,10 @@ func (g *sharedGuard) fail(ctx context.Context, ip netip.Addr, kind failure) boo
 		c, err = g.log.Fail(ctx, limitKey(ip).String(), k, g.local.now())
 		return err
 	}) {
+		if kind == badCredential {
+			// fail closed: see the type's comment
+			g.local.block(ip)
+		}
 		return over
 	}
 	return over || g.log.Over(c)
