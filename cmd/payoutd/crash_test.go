@@ -16,9 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
@@ -93,18 +91,8 @@ type planned struct {
 
 var _ = Describe("a crash at any moment", Ordered, func() {
 	It("loses no transfer and pays none twice while payoutd is killed at random", func() {
-		bin := filepath.Join(workdir, "payoutd")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
-		user, err := env.AddUser(envtest.User{Name: "payoutd-crash", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kc, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig := filepath.Join(workdir, "crash-kubeconfig")
-		Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
-		_, err = clientcmd.Load(kc)
-		Expect(err).NotTo(HaveOccurred())
+		bin := payoutdBinary()
+		kubeconfig := binaryKubeconfig("payoutd-crash")
 
 		// A lost answer now and then on top of the crashes: the bank acts, the answer never comes.
 		bank.SetFaults(simbank.Faults{DropRate: 0.05, Ops: []string{simbank.OpTransfer, simbank.OpFund}})
