@@ -69,7 +69,7 @@ func fromAddress(ip net.IP) *http.Client {
 
 // answer is what the test reads of a response.
 type answer struct {
-	status                 int
+	status                  int
 	limit, remaining, reset string
 }
 
