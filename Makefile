@@ -25,6 +25,10 @@ SOLC_VERSION           ?= 0.8.37
 OPENZEPPELIN_VERSION   ?= 4.9.6
 # the OpenAPI linter (lint-openapi)
 SPECTRAL_VERSION       ?= 6.16.3
+# the README walk-through's tools: foundry's cast (npm, as anvil) and gojq as jq (module proxy;
+# v0.12.20 needs a go-yaml pseudo-version the proxy does not serve)
+CAST_VERSION           ?= 1.7.1
+GOJQ_VERSION           ?= v0.12.19
 
 ## Locations
 CACHE_HOME ?= $(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)
@@ -41,6 +45,10 @@ ABIGEN := $(LOCALBIN)/abigen
 ANVIL_PACKAGE := @foundry-rs/anvil-$(PLATFORM)
 ANVIL_CACHE := $(TOOLS_CACHE)/npm/$(ANVIL_PACKAGE)-$(ANVIL_VERSION)/node_modules/$(ANVIL_PACKAGE)/bin/anvil
 ANVIL := $(LOCALBIN)/anvil
+CAST_PACKAGE := @foundry-rs/cast-$(PLATFORM)
+CAST_CACHE := $(TOOLS_CACHE)/npm/$(CAST_PACKAGE)-$(CAST_VERSION)/node_modules/$(CAST_PACKAGE)/bin/cast
+CAST := $(LOCALBIN)/cast
+JQ := $(LOCALBIN)/jq
 TOKEN_DIR := internal/chain/token
 KUSTOMIZE := $(LOCALBIN)/kustomize
 SPECTRAL_PACKAGE := @stoplight/spectral-cli
@@ -120,7 +128,7 @@ build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
 	go build -o $(LOCALBIN)/ ./cmd/payoutd ./cmd/kubectl-payout ./cmd/payout-dev
 
 .PHONY: run
-run: manifests build control-plane anvil ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
+run: manifests build control-plane anvil cast jq ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
 	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN) --anvil $(ANVIL)
 
 .PHONY: docker-build
@@ -190,8 +198,12 @@ test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
 	done
 
 .PHONY: test-conformance
-test-conformance: build control-plane anvil ## The listed conformance cases against a fresh `make run`.
+test-conformance: build control-plane anvil cast jq ## The listed conformance cases, then the README walk-through, against one fresh `make run`.
 	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
+
+.PHONY: walkthrough
+walkthrough: cast jq ## Run the README walk-through against the running `make run` (DEV_DIR, default .dev).
+	hack/walkthrough.sh "$(DEV_DIR)"
 
 ##@ Measurements
 
@@ -253,6 +265,25 @@ $(ANVIL_CACHE):
 .PHONY: redis-server
 redis-server: ## Install Debian's redis-server when missing (apt-get, as root; its service is not started).
 	hack/redis-server.sh >/dev/null
+
+.PHONY: cast
+cast: $(CAST) ## Install foundry's cast (the walk-through's deposit) from npm (cached by version).
+$(CAST): $(CAST_CACHE)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(CAST_CACHE):
+	hack/npm-tool.sh $(CAST_PACKAGE) $(CAST_VERSION) >/dev/null
+
+.PHONY: jq
+jq: $(JQ) ## Install gojq as bin/jq from the module proxy (cached by version).
+$(JQ): $(TOOLS_CACHE)/tools/gojq-$(GOJQ_VERSION)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(TOOLS_CACHE)/tools/gojq-$(GOJQ_VERSION):
+	@mkdir -p $(TOOLS_CACHE)/tools
+	tmp=$$(mktemp -d $(TOOLS_CACHE)/tools/.tmp-gojq.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	GOBIN=$$tmp go install github.com/itchyny/gojq/cmd/gojq@$(GOJQ_VERSION); \
+	mv $$tmp/gojq $@
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Install kustomize from the module proxy (cached by version).

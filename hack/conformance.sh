@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# Runs the conformance cases listed in a ratchet file against a fresh `make run`.
+# The end-to-end stage of `make test`: against one fresh `make run`, the conformance cases listed
+# in a ratchet file, then the README's walk-through (hack/walkthrough.sh).
 #
 # Usage: hack/conformance.sh CONFORMANCE_DIR PASS_FILE DEV_DIR READY_MINUTES
 # Starts `make run` with DEV_DIR as its state directory (so a developer's own .dev is left
 # alone), waits for DEV_DIR/env, runs `go test` in CONFORMANCE_DIR restricted to the cases of
-# PASS_FILE, then stops the instance. Exits non-zero when a listed case fails. Where the suite
-# is not present (a clone outside the workspace) it says so and succeeds: the project's own
-# tests stand on their own.
+# PASS_FILE, runs the walk-through against the same instance, then stops the instance. Exits
+# non-zero when a listed case or the walk-through fails. Where the suite is not present (a clone
+# outside the workspace) it says so and runs the walk-through alone: the project's own tests
+# stand on their own.
 set -euo pipefail
 
 suite=${1:?conformance dir}
 pass=${2:?pass file}
 dev=${3:?dev dir}
 ready_minutes=${4:-30}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+cases=
 if [ ! -d "$suite" ]; then
-  echo "conformance: $suite not found; skipping the conformance stage (it runs where ../shared/conformance exists, as in CI)"
-  exit 0
-fi
-cases=$(grep -E '^Test[A-Za-z0-9_]+$' "$pass" | paste -sd'|' - || true)
-if [ -z "$cases" ]; then
-  echo "conformance: $pass lists no cases; nothing to run"
-  exit 0
+  echo "conformance: $suite not found; skipping the conformance cases (they run where ../shared/conformance exists, as in CI)"
+else
+  cases=$(grep -E '^Test[A-Za-z0-9_]+$' "$pass" | paste -sd'|' - || true)
+  if [ -z "$cases" ]; then
+    echo "conformance: $pass lists no cases"
+  fi
 fi
 
 rm -rf "$dev"
@@ -50,19 +53,35 @@ until [ -f "$dev/env" ]; do
   fi
   sleep 1
 done
-echo "conformance: instance ready after ${SECONDS}s; running $(echo "$cases" | tr '|' '\n' | wc -l) listed cases"
+echo "conformance: instance ready after ${SECONDS}s"
 
+if [ -n "$cases" ]; then
+  echo "conformance: running $(echo "$cases" | tr '|' '\n' | wc -l) listed cases"
+  started=$SECONDS
+  set +e
+  (
+    # shellcheck disable=SC1091
+    source "$dev/env"
+    cd "$suite"
+    go test -count=1 -timeout 20m -run "^($cases)\$" -v ./... 2>&1
+  ) | tee "$dev/conformance.log" | grep -E '^(--- |FAIL|ok|PASS)'
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -ne 0 ]; then
+    echo "conformance: listed cases failed (full output: $dev/conformance.log; instance log: $log)"
+    exit "$status"
+  fi
+  echo "conformance: all listed cases passed in $((SECONDS - started))s"
+fi
+
+# The README's walk-through, verbatim, on the same instance (its output: $dev/walkthrough.log).
 set +e
-(
-  # shellcheck disable=SC1091
-  source "$dev/env"
-  cd "$suite"
-  go test -count=1 -timeout 20m -run "^($cases)\$" -v ./... 2>&1
-) | tee "$dev/conformance.log" | grep -E '^(--- |FAIL|ok|PASS)'
-status=${PIPESTATUS[0]}
+"$here/walkthrough.sh" "$dev" > "$dev/walkthrough.log" 2>&1
+status=$?
 set -e
 if [ "$status" -ne 0 ]; then
-  echo "conformance: listed cases failed (full output: $dev/conformance.log; instance log: $log)"
+  tail -n 40 "$dev/walkthrough.log"
+  echo "conformance: the README walk-through failed (full output: $dev/walkthrough.log; instance log: $log)"
   exit "$status"
 fi
-echo "conformance: all listed cases passed"
+tail -n 1 "$dev/walkthrough.log"

@@ -16,7 +16,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
@@ -30,6 +32,7 @@ const crashTransfers = 200
 // a short pause, as a node failure would.
 type killer struct {
 	bin, kubeconfig, addr string
+	extra                 []string // flags beyond payoutdArgs
 	logDir                string
 	mu                    sync.Mutex
 	cmd                   *exec.Cmd
@@ -44,7 +47,7 @@ func (k *killer) start() {
 	k.starts++
 	log, err := os.Create(filepath.Join(k.logDir, fmt.Sprintf("payoutd-%03d.log", k.starts)))
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, payoutdArgs(k.addr)...)...)
+	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, payoutdArgs(k.addr, k.extra...)...)...)
 	cmd.Env = append(os.Environ(), "PAYOUT_FIAT_TOKEN="+bankToken)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -91,8 +94,7 @@ type planned struct {
 
 var _ = Describe("a crash at any moment", Ordered, func() {
 	It("loses no transfer and pays none twice while payoutd is killed at random", func() {
-		bin := payoutdBinary()
-		kubeconfig := binaryKubeconfig("payoutd-crash")
+		bin, kubeconfig := payoutdBinary("payoutd-crash")
 
 		// A lost answer now and then on top of the crashes: the bank acts, the answer never comes.
 		bank.SetFaults(simbank.Faults{DropRate: 0.05, Ops: []string{simbank.OpTransfer, simbank.OpFund}})
@@ -158,55 +160,8 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		GinkgoWriter.Printf("payoutd was killed %d times\n", k.kills.Load())
 		Expect(k.kills.Load()).To(BeNumerically(">=", 5))
 
-		final := map[string]*payoutv1.Transfer{}
-		Eventually(func() int {
-			ended := 0
-			for _, p := range plan {
-				t := &payoutv1.Transfer{}
-				if env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t) == nil && t.Status.Phase.Terminal() {
-					final[p.id] = t
-					ended++
-				}
-			}
-			return ended
-		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Equal(crashTransfers))
-
-		// Every transfer reached the outcome planned for it, and the bank's ledger agrees to the cent.
-		ledger := map[string][]simbank.Entry{}
-		for _, e := range bank.Ledger() {
-			ledger[e.Reference] = append(ledger[e.Reference], e)
-		}
-		completed, failed := 0, 0
-		paidByUs, paidByBank := decimal.Zero, decimal.Zero
-		for _, p := range plan {
-			t := final[p.id]
-			entries := ledger[p.id]
-			sent := 0
-			for _, e := range entries {
-				if e.Sent() {
-					sent++
-					paidByBank = paidByBank.Add(e.TargetAmount)
-					Expect(e.Fundings).To(Equal(1), "funded once: %s", p.id)
-				}
-			}
-			if p.failing == "" {
-				completed++
-				Expect(t.Status.Phase).To(Equal(payoutv1.PhaseCompleted), "%s: %+v", p.id, t.Status.Failure)
-				Expect(entries).To(HaveLen(1), "one payout at the bank for %s", p.id)
-				Expect(sent).To(Equal(1))
-				Expect(entries[0].TargetAmount.Equal(decimal.RequireFromString(string(t.Spec.Quote.TargetAmount)))).To(BeTrue(),
-					"%s: the bank paid %s, the quote said %s", p.id, entries[0].TargetAmount, t.Spec.Quote.TargetAmount)
-				paidByUs = paidByUs.Add(decimal.RequireFromString(string(t.Spec.Quote.TargetAmount)))
-			} else {
-				failed++
-				Expect(t.Status.Phase).To(Equal(payoutv1.PhaseFailed), p.id)
-				Expect(string(t.Status.Failure.Reason)).To(Equal(p.failing), p.id)
-				Expect(sent).To(BeZero(), "nothing paid for failed %s", p.id)
-				Expect(t.Status.Deposit).NotTo(BeNil(), "%s keeps its deposit refundable", p.id)
-			}
-		}
-		Expect(paidByBank.Equal(paidByUs)).To(BeTrue(), "the bank paid %s EUR, the completed transfers %s EUR", paidByBank, paidByUs)
-
+		final := awaitFinal(plan, 5*time.Minute)
+		completed, failed, paidByBank, paidByUs := expectLedgerMatches(plan, final)
 		// Each outcome is mailed at least once, with one Message-ID per outcome: a resend after a
 		// crash is the same message.
 		msgs, err := smtpsink.ReadDir(filepath.Join(workdir, "mail"))
@@ -233,6 +188,81 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		GinkgoWriter.Println(report)
 	})
 })
+
+// payoutdBinary builds payoutd and writes a kubeconfig of a cluster-admin user named user for it.
+func payoutdBinary(user string) (bin, kubeconfig string) {
+	GinkgoHelper()
+	bin = filepath.Join(workdir, "payoutd")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	u, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kc, err := u.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	_, err = clientcmd.Load(kc)
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig = filepath.Join(workdir, user+"-kubeconfig")
+	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
+	return bin, kubeconfig
+}
+
+// awaitFinal waits until every planned transfer has a final status, and returns them.
+func awaitFinal(plan []*planned, timeout time.Duration) map[string]*payoutv1.Transfer {
+	GinkgoHelper()
+	final := map[string]*payoutv1.Transfer{}
+	Eventually(func() int {
+		for _, p := range plan {
+			t := &payoutv1.Transfer{}
+			if final[p.id] == nil && env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t) == nil && t.Status.Phase.Terminal() {
+				final[p.id] = t
+			}
+		}
+		return len(final)
+	}).WithTimeout(timeout).WithPolling(2 * time.Second).Should(Equal(len(plan)))
+	return final
+}
+
+// expectLedgerMatches checks that every transfer reached the outcome planned for it and that the
+// bank's ledger agrees to the cent: one funded payout of the quoted amount per completed transfer,
+// none for a failed one, whose deposit stays refundable.
+func expectLedgerMatches(plan []*planned, final map[string]*payoutv1.Transfer) (completed, failed int, paidByBank, paidByUs decimal.Decimal) {
+	GinkgoHelper()
+	ledger := map[string][]simbank.Entry{}
+	for _, e := range bank.Ledger() {
+		ledger[e.Reference] = append(ledger[e.Reference], e)
+	}
+	paidByUs, paidByBank = decimal.Zero, decimal.Zero
+	for _, p := range plan {
+		t := final[p.id]
+		entries := ledger[p.id]
+		sent := 0
+		for _, e := range entries {
+			if e.Sent() {
+				sent++
+				paidByBank = paidByBank.Add(e.TargetAmount)
+				Expect(e.Fundings).To(Equal(1), "funded once: %s", p.id)
+			}
+		}
+		if p.failing == "" {
+			completed++
+			Expect(t.Status.Phase).To(Equal(payoutv1.PhaseCompleted), "%s: %+v", p.id, t.Status.Failure)
+			Expect(entries).To(HaveLen(1), "one payout at the bank for %s", p.id)
+			Expect(sent).To(Equal(1))
+			Expect(entries[0].TargetAmount.Equal(decimal.RequireFromString(string(t.Spec.Quote.TargetAmount)))).To(BeTrue(),
+				"%s: the bank paid %s, the quote said %s", p.id, entries[0].TargetAmount, t.Spec.Quote.TargetAmount)
+			paidByUs = paidByUs.Add(decimal.RequireFromString(string(t.Spec.Quote.TargetAmount)))
+		} else {
+			failed++
+			Expect(t.Status.Phase).To(Equal(payoutv1.PhaseFailed), p.id)
+			Expect(string(t.Status.Failure.Reason)).To(Equal(p.failing), p.id)
+			Expect(sent).To(BeZero(), "nothing paid for failed %s", p.id)
+			Expect(t.Status.Deposit).NotTo(BeNil(), "%s keeps its deposit refundable", p.id)
+		}
+	}
+	Expect(paidByBank.Equal(paidByUs)).To(BeTrue(), "the bank paid %s EUR, the completed transfers %s EUR", paidByBank, paidByUs)
+	return completed, failed, paidByBank, paidByUs
+}
 
 // createDuringCrashes creates p's v1 transfer through a facade that may die at any moment, and
 // returns its id. A request whose answer is lost is settled by looking the transfer up: its id

@@ -36,6 +36,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/flagfile"
 	"github.com/stablepay/payout-operator/internal/index"
 	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
@@ -51,6 +52,8 @@ type options struct {
 	apiAddr, metricsAddr, probeAddr string
 	leaderElect                     bool
 	leaderElectionNamespace         string
+	leaseDuration, renewDeadline    time.Duration
+	retryPeriod                     time.Duration
 	trustedProxies                  string
 	maxBodyBytes                    int64
 	sanctionsDir, bankDataDir       string
@@ -72,6 +75,7 @@ type options struct {
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
+	fs.String("config", "", "YAML file of settings: its keys are these flags' names, nested keys joined with '-' (fiat: {url: ...} is --fiat-url), lists for repeatable flags; flags on the command line win (sample: config/samples/payoutd.yaml)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
 	fs.BoolVar(&o.controllers, "controllers", true, "run the controllers (with leader election when --leader-elect)")
 	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
@@ -80,6 +84,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8082", "address of the manager's /healthz and /readyz")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active controller replica")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's)")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before it takes over (the handover time after a crash)")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops leading; shorter than the lease duration")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
 	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv); default: the embedded release. Reloaded on SIGHUP")
@@ -101,6 +108,9 @@ func parseFlags(args []string) (*options, error) {
 	o.chains.BindFlags(fs)
 	o.limits.BindFlags(fs)
 	o.zap.BindFlags(fs)
+	if err := flagfile.Load(fs, args, "config"); err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -115,6 +125,11 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.transferExpiry < time.Minute {
 		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+	}
+	// client-go's own rule: a leader must give up before a standby may take over.
+	if o.leaseDuration <= o.renewDeadline || o.renewDeadline <= o.retryPeriod || o.retryPeriod <= 0 {
+		return nil, fmt.Errorf("leader election: need --leader-elect-lease-duration (%v) > --leader-elect-renew-deadline (%v) > --leader-elect-retry-period (%v) > 0",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
 		return nil, fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
@@ -176,6 +191,13 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		LeaderElection:          o.controllers && o.leaderElect,
 		LeaderElectionID:        "payoutd.payout.stablepay.dev",
 		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
+		// A replica stopping gracefully (a rolling update) gives the lease up once its controllers
+		// have stopped, so the standby takes over at once instead of after a lease duration;
+		// payoutd exits as soon as the manager returns, as this requires.
+		LeaderElectionReleaseOnCancel: true,
 		// Decisions come from the cache; managed fields are dead weight there.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})

@@ -93,8 +93,7 @@ var _ = Describe("limits shared by two facade processes through Redis", Ordered,
 
 	BeforeAll(func() {
 		redisSrv = testredis.StartForTest(GinkgoT())
-		bin := payoutdBinary()
-		kubeconfig := binaryKubeconfig("payoutd-limits")
+		bin, kubeconfig := payoutdBinary("payoutd-limits")
 		logDir := GinkgoT().TempDir()
 		for i := range replicas {
 			replicas[i] = startFacadeProcess(bin, kubeconfig, redisSrv.Addr(), logDir, fmt.Sprintf("facade-%d", i))

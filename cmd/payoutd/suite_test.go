@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,10 +21,8 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -92,34 +89,6 @@ func payoutdArgs(apiAddr string, extra ...string) []string {
 		"--fiat-url", bank.URL(), "--fiat-profile-id", "1", "--fiat-provider-name", "simbank",
 		"--smtp-addr", sink.Addr(), "--smtp-tls", "none", "--smtp-from", "Payouts <payouts@payout.localhost>",
 	}, extra...)
-}
-
-// payoutdBinary builds payoutd once per suite run, for the tests that run it as a process of
-// its own (killed, or several at once), and returns its path.
-func payoutdBinary() string {
-	GinkgoHelper()
-	bin := filepath.Join(workdir, "payoutd")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
-	return bin
-}
-
-// binaryKubeconfig writes a kubeconfig of the suite's API server for a payoutd process, as a
-// user of its own, and returns its path.
-func binaryKubeconfig(user string) string {
-	GinkgoHelper()
-	u, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
-	Expect(err).NotTo(HaveOccurred())
-	kc, err := u.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-	_, err = clientcmd.Load(kc)
-	Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(workdir, user+"-kubeconfig")
-	Expect(os.WriteFile(path, kc, 0o600)).To(Succeed())
-	return path
 }
 
 // startInProcess runs payoutd in this process against cfg until the spec ends, and returns the
