@@ -182,11 +182,11 @@ lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oa
 	$(SPECTRAL) lint --ruleset .spectral.yaml --fail-severity=warn apiserver/openapi.yaml
 
 .PHONY: test-unit
-test-unit: anvil ## Unit tests of the domain packages (no cluster).
+test-unit: anvil redis-server ## Unit tests of the domain packages (no cluster).
 	go test -count=1 $$(go list ./internal/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest
-test-envtest: control-plane build anvil kustomize ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
+test-envtest: control-plane build anvil kustomize redis-server ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
 	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
 
 .PHONY: test-fuzz
@@ -258,6 +258,13 @@ $(ANVIL): $(ANVIL_CACHE)
 	ln -sfn $< $@
 $(ANVIL_CACHE):
 	hack/npm-tool.sh $(ANVIL_PACKAGE) $(ANVIL_VERSION) >/dev/null
+
+# Debian's redis-server, for the tests of the limits shared across facade replicas
+# (internal/testredis starts a private instance per suite). Installed with apt-get when missing
+# and root (CI); otherwise the script says what to run.
+.PHONY: redis-server
+redis-server: ## Install Debian's redis-server when missing (apt-get, as root; its service is not started).
+	hack/redis-server.sh >/dev/null
 
 .PHONY: cast
 cast: $(CAST) ## Install foundry's cast (the walk-through's deposit) from npm (cached by version).

@@ -48,7 +48,7 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 		}
 		if caller == nil {
 			metrics.AuthFailure(authReason(kind, msg))
-			if s.guard.fail(ip, kind) {
+			if s.guard.fail(r.Context(), ip, kind) {
 				metrics.RateLimited(metrics.LimitAuthFailures)
 				writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
 				return

@@ -102,6 +102,15 @@ func (g *authGuard) fail(ip netip.Addr, kind failure) bool {
 	return g.over(e, cutoff) || g.over(g.coarse.get(coarseKey(ip)), cutoff)
 }
 
+// block puts ip over its bad-credential limit for a window from now, as maxBad+1 bad
+// credentials at once would: the shared guard's answer to a bad credential it cannot record in
+// the shared store (sharedGuard.fail).
+func (g *authGuard) block(ip netip.Addr) {
+	for range g.maxBad + 1 {
+		g.fail(ip, badCredential)
+	}
+}
+
 // fold adds the failures of an entry pushed out of the exact table to its prefix's entry. The
 // prefix's entry counts as touched now, which keeps the coarse table in time order (it then
 // outlives its newest failure by less than a window, at most).

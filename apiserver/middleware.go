@@ -133,7 +133,7 @@ func (s *Server) door(next http.Handler) http.Handler {
 		if rec := recordOf(r); rec != nil {
 			rec.ip = ip.String()
 		}
-		if !isProbe(r) && s.guard.blocked(ip) {
+		if !isProbe(r) && s.guard.blocked(r.Context(), ip) {
 			metrics.RateLimited(metrics.LimitAuthFailures)
 			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
 			return

@@ -8,28 +8,45 @@ import (
 
 	"github.com/ulule/limiter/v3"
 	"github.com/ulule/limiter/v3/drivers/store/memory"
+
+	"github.com/stablepay/payout-operator/internal/metrics"
+	"github.com/stablepay/payout-operator/internal/sharedlimits"
 )
 
 // keyLimits are the per-key, per-endpoint limits of spec 8.1: one fixed one-minute window per
 // key and budget, starting at the budget's first request, so that "20 per minute" admits
-// exactly 20 and X-RateLimit-Reset is the window's end. The counters live in this process: with
-// several facade replicas behind a balancer each replica counts on its own (a caller can get up
-// to N times the limit across N replicas); limiter's Redis store is the drop-in for one shared
-// count.
+// exactly 20 and X-RateLimit-Reset is the window's end.
+//
+// Without a shared store the counters live in this process: with several facade replicas
+// behind a balancer each replica counts on its own (a caller can get up to N times the limit
+// across N replicas). With one (Config.SharedLimits), limiter's Redis store holds one count per
+// key and budget for every replica, and answers; the in-memory counters are kept too, spent
+// alongside, so that when the store fails the replica goes on counting on its own from where
+// it stands rather than from zero (failing open to per-replica limits, never to none).
 type keyLimits struct {
-	store    limiter.Store
-	limiters map[string]*limiter.Limiter
+	local  map[string]*limiter.Limiter
+	shared map[string]*limiter.Limiter // nil without a shared store
+	store  *sharedlimits.Store
 }
 
 func newKeyLimits(budgets map[string]int64) *keyLimits {
-	return newKeyLimitsPer(budgets, time.Minute)
+	return newKeyLimitsPer(budgets, time.Minute, nil)
 }
 
-// newKeyLimitsPer is newKeyLimits with windows of another length (for tests).
-func newKeyLimitsPer(budgets map[string]int64, period time.Duration) *keyLimits {
-	kl := &keyLimits{store: memory.NewStore(), limiters: map[string]*limiter.Limiter{}}
+// newKeyLimitsPer is newKeyLimits with windows of another length (for tests), shared in store
+// when it is not nil.
+func newKeyLimitsPer(budgets map[string]int64, period time.Duration, store *sharedlimits.Store) *keyLimits {
+	mem := memory.NewStore()
+	kl := &keyLimits{local: map[string]*limiter.Limiter{}, store: store}
+	if store != nil {
+		kl.shared = map[string]*limiter.Limiter{}
+	}
 	for name, limit := range budgets {
-		kl.limiters[name] = limiter.New(kl.store, limiter.Rate{Period: period, Limit: limit})
+		rate := limiter.Rate{Period: period, Limit: limit}
+		kl.local[name] = limiter.New(mem, rate)
+		if store != nil {
+			kl.shared[name] = limiter.New(store.RateStore(), rate)
+		}
 	}
 	return kl
 }
@@ -37,27 +54,40 @@ func newKeyLimitsPer(budgets map[string]int64, period time.Duration) *keyLimits 
 // take counts one request of keyID on budget, sets the X-RateLimit-* headers and reports
 // whether the request may go on.
 func (kl *keyLimits) take(ctx context.Context, w http.ResponseWriter, budget, keyID string) (bool, error) {
-	lc, err := kl.limiters[budget].Get(ctx, budget+"/"+keyID)
-	if err != nil {
-		return false, err
-	}
-	setRateHeaders(w, lc)
-	return !lc.Reached, nil
+	return kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Get)
 }
 
 // peek sets the X-RateLimit-* headers of keyID's budget without counting a request: for an
 // authenticated answer that must not spend the budget (the allow-list's 403).
 func (kl *keyLimits) peek(ctx context.Context, w http.ResponseWriter, budget, keyID string) error {
-	lc, err := kl.limiters[budget].Peek(ctx, budget+"/"+keyID)
+	_, err := kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Peek)
+	return err
+}
+
+// count asks op (Get spends, Peek does not) of the budget's limiters: the shared one's answer
+// when the store gives one, else the local one's.
+func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, keyID string, op func(*limiter.Limiter, context.Context, string) (limiter.Context, error)) (bool, error) {
+	key := budget + "/" + keyID
+	lc, err := op(kl.local[budget], ctx, key)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if kl.shared != nil {
+		var slc limiter.Context
+		if kl.store.Call(ctx, metrics.LimitStorePerKey, func(ctx context.Context) (err error) {
+			slc, err = op(kl.shared[budget], ctx, key)
+			return err
+		}) {
+			lc = slc
+		}
 	}
 	setRateHeaders(w, lc)
-	return nil
+	return !lc.Reached, nil
 }
 
 // setRateHeaders writes the headers of spec 8.1. The limiter reports the window's end truncated
-// to the second; the end lies within the second after that (it falls on a whole second with a
+// to the second (the Redis store computes the end as the replica's now plus the key's TTL, which
+// lands a round trip late at most: later, never earlier); the end lies within the second after that (it falls on a whole second with a
 // chance of about one in a billion, and then a retry one second later is still right), so
 // X-RateLimit-Reset is rounded up: a client retrying at Reset finds the new window open.
 func setRateHeaders(w http.ResponseWriter, lc limiter.Context) {

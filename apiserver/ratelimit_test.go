@@ -78,7 +78,7 @@ var _ = Describe("rate limits (spec 8.1)", func() {
 // window open (spec 8.1), so Reset is the window's end rounded up, never down; Retry-After
 // likewise. Windows of one second keep the test short.
 func TestResetIsWhenTheWindowOpens(t *testing.T) {
-	kl := newKeyLimitsPer(map[string]int64{"b": 2}, time.Second)
+	kl := newKeyLimitsPer(map[string]int64{"b": 2}, time.Second, nil)
 	ctx := context.Background()
 	for round := range 3 {
 		key := "k" + strconv.Itoa(round) // each round on a fresh window

@@ -6,6 +6,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,6 +22,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/sharedlimits"
 )
 
 // Config wires the facade to its parts.
@@ -53,13 +55,19 @@ type Config struct {
 	Deposits DepositAddresses
 	// TransferExpiry is how long a v1 transfer waits for its deposit (default 24 h).
 	TransferExpiry time.Duration
+	// SharedLimits is where the replicas share the per-key rate limits (spec 8.1) and the
+	// per-address authentication-failure limits (spec 5.3): a Redis server. Not configured
+	// (the zero value): each replica counts in its own memory. New connects (without waiting
+	// for Redis to answer), Close disconnects.
+	SharedLimits sharedlimits.Config
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
 type Server struct {
 	cfg     Config
-	guard   *authGuard
+	guard   limitGuard
 	limits  *keyLimits
+	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
 	handler http.Handler
 	openapi []byte
@@ -89,12 +97,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		cfg:     cfg,
-		guard:   newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now),
-		limits:  newKeyLimits(budgets),
-		lookups: newLookupBodies(20000),
-		openapi: doc,
+	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc}
+	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
+	if cfg.SharedLimits.Configured() {
+		if s.shared, err = sharedlimits.Open(cfg.SharedLimits, cfg.Log.WithName("limits")); err != nil {
+			return nil, fmt.Errorf("shared limits: %w", err)
+		}
+		s.guard = newSharedGuard(local, s.shared)
+		s.limits = newKeyLimitsPer(budgets, time.Minute, s.shared)
+		cfg.Log.Info("rate limits and authentication-failure limits are shared in Redis", "addr", s.shared.Addr(), "keyPrefix", s.shared.KeyPrefix())
+	} else {
+		s.guard = memoryGuard{local}
+		s.limits = newKeyLimits(budgets)
 	}
 	mux := s.newMux()
 	budgetNames := make([]string, 0, len(budgets))
@@ -141,14 +155,19 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Close shuts the server down, letting requests in flight finish for up to 10 s.
+// Close shuts the server down, letting requests in flight finish for up to 10 s, and
+// disconnects from the shared limits store.
 func (s *Server) Close() error {
-	if s.srv == nil {
-		return nil
+	var err error
+	if s.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = s.srv.Shutdown(ctx)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return s.srv.Shutdown(ctx)
+	if s.shared != nil {
+		err = errors.Join(err, s.shared.Close())
+	}
+	return err
 }
 
 // Runnable adapts an opened server to the controller-runtime manager: it serves until the

@@ -315,7 +315,7 @@ func unlimited(s *Server) {
 	for name := range budgets {
 		all[name] = 1 << 40
 	}
-	s.limits = newKeyLimits(all)
+	s.limits = newKeyLimitsPer(all, time.Minute, s.shared)
 }
 
 // errorText asserts an error response with the given status and returns its text.

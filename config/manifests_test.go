@@ -86,7 +86,7 @@ func TestManifests(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"payout-deposit-xpub", "payout-deposit-xprv", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp"}
+		want := []string{"payout-deposit-xpub", "payout-deposit-xprv", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-limits-redis"}
 		for _, s := range want {
 			if !secrets[s] {
 				t.Errorf("no pod uses Secret %s", s)

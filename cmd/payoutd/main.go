@@ -42,6 +42,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/sharedlimits"
 )
 
 // options are the command-line settings.
@@ -66,7 +67,9 @@ type options struct {
 	fiat                            wise.Config
 	mail                            notify.Config
 	chains                          chainconfig.Flags
-	zap                             zap.Options
+	// limits is the Redis server the facade replicas share their limits in (none: per replica)
+	limits sharedlimits.Config
+	zap    zap.Options
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -103,6 +106,7 @@ func parseFlags(args []string) (*options, error) {
 	o.fiat.BindFlags(fs)
 	o.mail.BindFlags(fs)
 	o.chains.BindFlags(fs)
+	o.limits.BindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := flagfile.Load(fs, args, "config"); err != nil {
 		return nil, err
@@ -129,6 +133,11 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
 		return nil, fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
+	}
+	if o.api {
+		if err := o.limits.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	if o.controllers {
 		o.fiat.ApplyEnv()
@@ -315,6 +324,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		Ready:          synced.err,
 		Deposits:       addresses,
 		TransferExpiry: o.transferExpiry,
+		SharedLimits:   o.limits,
 	})
 	return srv, screener, err
 }

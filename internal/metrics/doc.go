@@ -25,6 +25,7 @@
 //	payout_facade_requests_in_flight                      gauge: requests being served
 //	payout_facade_rate_limited_total{limit}               counter: 429 answers, by per-key budget or "auth-failures" (RateLimited)
 //	payout_facade_auth_failures_total{reason}             counter: refused credentials: missing, malformed, invalid (AuthFailure)
+//	payout_facade_limit_store_errors_total{limit}         counter: failed calls to the shared limits store (Redis), by limit (LimitStoreError)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
 //
 // Label values:
@@ -36,6 +37,7 @@
 //	route      the facade's route template ("/api/payouts/recipients/{id}"), "other" for no route
 //	method     GET, POST, PATCH, DELETE, ... ("OTHER" for anything else)
 //	code       the HTTP status code
-//	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures"
+//	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures";
+//	           for the limit store's errors: "per-key" or "auth-failures"
 //	reason     missing, malformed, invalid
 package metrics

@@ -15,6 +15,10 @@ const RouteOther = "other"
 // limit of spec 5.3; the per-key budgets of spec 8.1 use their own names.
 const LimitAuthFailures = "auth-failures"
 
+// LimitStorePerKey is the limit label of payout_facade_limit_store_errors_total for the per-key
+// rate limits of spec 8.1 (LimitAuthFailures for the brute-force limits of spec 5.3).
+const LimitStorePerKey = "per-key"
+
 // Reasons of payout_facade_auth_failures_total.
 const (
 	authMissing   = "missing"
@@ -93,4 +97,10 @@ func RateLimited(limit string) {
 // AuthFailure counts a request refused for its credential.
 func AuthFailure(reason AuthReason) {
 	facadeAuthFailures.WithLabelValues(oneOf(string(reason), set(authMissing, authMalformed, authInvalid))).Inc()
+}
+
+// LimitStoreError counts a failed call to the shared limits store: limit is LimitStorePerKey or
+// LimitAuthFailures.
+func LimitStoreError(limit string) {
+	limitStoreErrors.WithLabelValues(oneOf(limit, set(LimitStorePerKey, LimitAuthFailures))).Inc()
 }

@@ -22,6 +22,7 @@ const (
 	FacadeInFlightName         = "payout_facade_requests_in_flight"
 	FacadeRateLimitedName      = "payout_facade_rate_limited_total"
 	FacadeAuthFailuresName     = "payout_facade_auth_failures_total"
+	LimitStoreErrorsName       = "payout_facade_limit_store_errors_total"
 	RatesAgeName               = "payout_rates_age_seconds"
 )
 
@@ -59,6 +60,7 @@ var Catalog = []Metric{
 	{FacadeInFlightName, Gauge, nil, "REST facade requests being served."},
 	{FacadeRateLimitedName, Counter, []string{"limit"}, "REST facade 429 answers by per-key budget, or auth-failures for an address over a brute-force limit."},
 	{FacadeAuthFailuresName, Counter, []string{"reason"}, "REST facade requests refused for their credential: missing, malformed or invalid."},
+	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
 }
 
@@ -118,6 +120,7 @@ var (
 	facadeInFlight         = prometheus.NewGauge(prometheus.GaugeOpts{Name: FacadeInFlightName, Help: help(FacadeInFlightName)})
 	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
 	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
+	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
 	transfers              = &transferCounter{desc: prometheus.NewDesc(TransfersName, help(TransfersName), labels(TransfersName), nil)}
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 )
@@ -128,12 +131,16 @@ func init() {
 		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits,
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
+		limitStoreErrors,
 	)
 	// ratesAge is registered by WatchRatesAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the
 	// first event instead of a series that appears with it.
 	for _, r := range []string{authMissing, authMalformed, authInvalid} {
 		facadeAuthFailures.WithLabelValues(r)
+	}
+	for _, l := range []string{LimitStorePerKey, LimitAuthFailures} {
+		limitStoreErrors.WithLabelValues(l)
 	}
 }
 
