@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,14 +22,15 @@ var ErrUnavailable = errors.New("the transfer archive is unavailable")
 
 // Store is the PostgreSQL archive.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	migrated atomic.Bool
 	// Timeout bounds each lookup, so that a hung database answers 503 rather than hanging
 	// the caller (default 2s).
 	Timeout time.Duration
 }
 
-// Open connects to the archive at dsn and creates its tables when they are missing. The
-// connection is lazy: a database that is down at start is reached once it is up.
+// Open prepares the connections to the archive at dsn without reaching it: a database that is
+// down at start is reached once it is up. The tables are created on first use when missing.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -42,12 +44,19 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	s := &Store{pool: pool, Timeout: 2 * time.Second}
-	if err := s.Migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
+	return &Store{pool: pool, Timeout: 2 * time.Second}, nil
+}
+
+// ensure creates the tables once per process (Migrate is skipped after its first success).
+func (s *Store) ensure(ctx context.Context) error {
+	if s.migrated.Load() {
+		return nil
 	}
-	return s, nil
+	if err := s.Migrate(ctx); err != nil {
+		return err
+	}
+	s.migrated.Store(true)
+	return nil
 }
 
 // Close releases the connections.
@@ -68,18 +77,18 @@ func (s *Store) Migrate(ctx context.Context) error {
 	err := s.pool.QueryRow(ctx, `SELECT to_regclass('archived_transfers') IS NULL OR to_regclass('archived_deposits') IS NULL
 		OR to_regclass('archived_recipients') IS NULL`).Scan(&missing)
 	if err != nil {
-		return fmt.Errorf("archive: %w", unavailable(err))
+		return unavailable(err)
 	}
 	if !missing {
 		return nil
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return unavailable(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1701)`); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, schema)
 		return err
-	})
+	}))
 }
 
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -123,13 +132,19 @@ type DepositRecord struct {
 }
 
 // PutTransfers writes recs into the archive in one transaction, idempotently: a transfer
-// already archived (a pass interrupted after its insert) is left as it is. It then reads the
+// already archived from the same object (a pass interrupted after its insert) takes the newer
+// version (a transfer changed between the insert and its delete is archived again: the delete
+// is guarded by the resourceVersion archived), and a row of another object with the same id is
+// never touched. It then reads the
 // rows back and returns the ids whose row holds this very object (same UID): only those may
 // leave the API server. Every other id comes back in refused with the reason: a customer_uuid
 // or v2 hash the archive holds for another transfer, or an id archived from another object.
 func (s *Store) PutTransfers(ctx context.Context, recs []TransferRecord) (stored []string, refused map[string]error, err error) {
 	if len(recs) == 0 {
 		return nil, nil, nil
+	}
+	if err := s.ensure(ctx); err != nil {
+		return nil, nil, err
 	}
 	refused = map[string]error{}
 	err = s.insertTransfers(ctx, recs)
@@ -189,7 +204,9 @@ func (s *Store) insertTransfers(ctx context.Context, recs []TransferRecord) erro
 			b.Queue(`INSERT INTO archived_transfers (id, uid, namespace, account, method, network, customer_uuid, tx_hash, phase,
 					created_at, ended_at, lookup, object, refund)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10, $11, $12, $13, $14)
-				ON CONFLICT (id) DO NOTHING`,
+				ON CONFLICT (id) DO UPDATE SET tx_hash = EXCLUDED.tx_hash, phase = EXCLUDED.phase, ended_at = EXCLUDED.ended_at,
+					lookup = EXCLUDED.lookup, object = EXCLUDED.object, refund = EXCLUDED.refund
+				WHERE archived_transfers.uid = EXCLUDED.uid`,
 				r.ID, r.UID, r.Namespace, r.Account, r.Method, r.Network, strings.ToLower(r.CustomerUUID), r.TxHash, r.Phase,
 				r.CreatedAt, r.EndedAt, string(r.Lookup), string(r.Object), nullJSON(r.Refund))
 			for _, d := range r.Deposits {
@@ -214,6 +231,9 @@ func nullJSON(b []byte) any {
 func (s *Store) TransferLookup(ctx context.Context, id string) ([]byte, bool, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	if err := s.ensure(ctx); err != nil {
+		return nil, false, err
+	}
 	var lookup string
 	err := s.pool.QueryRow(ctx, `SELECT lookup FROM archived_transfers WHERE id = $1`, id).Scan(&lookup)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -234,6 +254,9 @@ type ArchivedTransfer struct {
 func (s *Store) Transfer(ctx context.Context, id string) (*ArchivedTransfer, bool, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	if err := s.ensure(ctx); err != nil {
+		return nil, false, err
+	}
 	a := &ArchivedTransfer{ID: id}
 	err := s.pool.QueryRow(ctx, `SELECT namespace, method, network, coalesce(tx_hash, ''), phase FROM archived_transfers WHERE id = $1`, id).
 		Scan(&a.Namespace, &a.Method, &a.Network, &a.TxHash, &a.Phase)
@@ -261,6 +284,9 @@ func (s *Store) TxHashUsed(ctx context.Context, hash string) (bool, error) {
 func (s *Store) exists(ctx context.Context, query string, arg any) (bool, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	if err := s.ensure(ctx); err != nil {
+		return false, err
+	}
 	var found bool
 	if err := s.pool.QueryRow(ctx, query, arg).Scan(&found); err != nil {
 		return false, unavailable(err)
@@ -285,11 +311,16 @@ func (s *Store) PutRecipients(ctx context.Context, recs []RecipientRecord) ([]in
 	if len(recs) == 0 {
 		return nil, nil
 	}
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range recs {
 			b.Queue(`INSERT INTO archived_recipients (id, uid, namespace, lineage, replaced_by, lookup, object)
-				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+				VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (id) DO UPDATE SET replaced_by = EXCLUDED.replaced_by, lookup = EXCLUDED.lookup, object = EXCLUDED.object
+				WHERE archived_recipients.uid = EXCLUDED.uid`,
 				r.ID, r.UID, r.Namespace, r.Lineage, r.ReplacedBy, string(r.Lookup), string(r.Object))
 		}
 		return tx.SendBatch(ctx, b).Close()
@@ -340,6 +371,9 @@ type ArchivedRecipient struct {
 func (s *Store) Recipient(ctx context.Context, id int64) (*ArchivedRecipient, bool, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	if err := s.ensure(ctx); err != nil {
+		return nil, false, err
+	}
 	a := &ArchivedRecipient{ID: id}
 	var lookup string
 	err := s.pool.QueryRow(ctx, `SELECT namespace, replaced_by, lookup FROM archived_recipients WHERE id = $1`, id).
@@ -360,6 +394,9 @@ type Counts struct{ Transfers, Deposits, Recipients int64 }
 // Count counts the archive's rows (for tests and the benchmark).
 func (s *Store) Count(ctx context.Context) (Counts, error) {
 	var c Counts
+	if err := s.ensure(ctx); err != nil {
+		return c, err
+	}
 	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM archived_transfers), (SELECT count(*) FROM archived_deposits),
 		(SELECT count(*) FROM archived_recipients)`).Scan(&c.Transfers, &c.Deposits, &c.Recipients)
 	return c, unavailable(err)
