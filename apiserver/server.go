@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -53,6 +54,9 @@ type Config struct {
 	Deposits DepositAddresses
 	// TransferExpiry is how long a v1 transfer waits for its deposit (default 24 h).
 	TransferExpiry time.Duration
+	// Archive holds the finished transfers and deleted recipients that left the API server
+	// (see archive.go); nil when archiving is off.
+	Archive *archive.Store
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
