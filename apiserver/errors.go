@@ -54,10 +54,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		body = []byte(`{"error":"internal error"}`)
 	}
+	writeBody(w, status, append(body, '\n'))
+}
+
+// writeBody writes an encoded JSON body (newline-terminated) with the headers of every answer.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }
 
 // Caller-facing texts that must be identical wherever they are used.

@@ -64,6 +64,7 @@ type Server struct {
 	cfg     Config
 	guard   *authGuard
 	limits  *keyLimits
+	lookups *lookupBodies
 	handler http.Handler
 	openapi []byte
 
@@ -96,6 +97,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		guard:   newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now),
 		limits:  newKeyLimits(budgets),
+		lookups: newLookupBodies(20000),
 		openapi: doc,
 	}
 	mux := s.newMux()

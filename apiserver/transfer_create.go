@@ -509,9 +509,10 @@ func checkWalletNetwork(wallet, network string) error {
 	return nil
 }
 
-// transferRecipient resolves recipientId (rule 5): read past the cache in the caller's account,
-// since a recipient deleted a moment ago must not take a transfer; another account's recipient is
-// 403, an unknown one 404, a deleted one 400.
+// transferRecipient resolves recipientId (rule 5): another account's recipient is 403, an
+// unknown one 404, a deleted one 400. It reads the cache, and past it only on a miss (a recipient
+// made a moment ago on another replica); a deletion racing with this request is caught by the
+// re-read past the cache after the transfer's create (createTransfer).
 func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*payoutv1.Recipient, error) {
 	id, ok, err := b.integer("recipientId")
 	if err != nil {
@@ -521,11 +522,15 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*pa
 		return nil, apierror.FieldErrorf("recipientId", "is required")
 	}
 	name := strconv.FormatInt(id, 10)
+	key := client.ObjectKey{Namespace: c.Namespace(), Name: name}
 	rc := &payoutv1.Recipient{}
-	err = s.cfg.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: name}, rc)
+	err = s.cfg.Client.Get(ctx, key, rc)
+	if apierrors.IsNotFound(err) {
+		err = s.cfg.APIReader.Get(ctx, key, rc)
+	}
 	if apierrors.IsNotFound(err) {
 		list := &payoutv1.RecipientList{}
-		if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: name}); err != nil {
+		if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		if len(list.Items) > 0 {

@@ -2,9 +2,12 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -156,14 +159,46 @@ func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Ca
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"transfer": transferView(t)})
+	writeBody(w, http.StatusOK, s.lookups.body(t))
 	return nil
 }
 
+// lookupBodies keeps the encoded lookup answers of recently read transfers, by uid and
+// resourceVersion: a transfer is polled many times between its changes, and its answer is a
+// function of the stored object alone. Bounded, least recently used first out.
+type lookupBodies struct{ cache *lru.Cache }
+
+func newLookupBodies(size int) *lookupBodies { return &lookupBodies{cache: lru.New(size)} }
+
+type lookupKey struct {
+	uid             types.UID
+	resourceVersion string
+}
+
+// body is the encoded `{"transfer": ...}` answer of t (spec 4.15).
+func (l *lookupBodies) body(t *payoutv1.Transfer) []byte {
+	key := lookupKey{t.UID, t.ResourceVersion}
+	if key.uid != "" && key.resourceVersion != "" {
+		if b, ok := l.cache.Get(key); ok {
+			return b.([]byte)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"transfer": transferView(t)})
+	if err != nil {
+		return []byte(`{"error":"internal error"}` + "\n")
+	}
+	b = append(b, '\n')
+	if key.uid != "" && key.resourceVersion != "" {
+		l.cache.Add(key, b)
+	}
+	return b
+}
+
 // findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
+// The transfer is the cache's own object (no copy): read it, never change it.
 func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
 	list := &payoutv1.TransferList{}
-	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: id}); err != nil {
+	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: id}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	if len(list.Items) == 0 {

@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,8 @@ import (
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +63,9 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
+	phases   = flag.String("phases", "creates,gets", "which measurements to run")
+	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
+	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 )
 
 func main() {
@@ -77,6 +84,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	restCfg = env.Config
+	defer profiling.Wait()
 	defer func() { _ = env.Stop() }()
 	url, err := startService(ctx, env)
 	if err != nil {
@@ -84,36 +93,60 @@ func run() error {
 	}
 	fmt.Printf("loadrun: %d workers, %s windows, GOMAXPROCS=%d\n\n", *workers, *duration, runtime.GOMAXPROCS(0))
 
-	raw, err := rawCreates(ctx, env.Client)
-	if err != nil {
-		return err
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		profileFile = f
 	}
-	creates, err := facadeCreates(ctx, env.Client, url)
-	if err != nil {
-		return err
+	if strings.Contains(*phases, "creates") {
+		rawOp, err := rawCreates(ctx, env.Client)
+		if err != nil {
+			return err
+		}
+		createOp, err := facadeCreates(ctx, env.Client, url)
+		if err != nil {
+			return err
+		}
+		raw, creates, err := alternate(rawOp, createOp)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "raw creates of a ConfigMap (client, API server)", raw.rate, raw.p50, raw.p99)
+		fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "v1 creates through the facade", creates.rate, creates.p50, creates.p99)
+		fmt.Printf("%-52s %9.2f     (goal >= 0.40)\n", "ratio", creates.rate/raw.rate)
+		fmt.Printf("API-server requests of the service per facade create (controllers included, watches aside):\n%s\n", calls.per(creates.n))
 	}
-	fmt.Printf("%-52s %9.1f /s\n", "raw creates of a ConfigMap (client, API server)", raw.rate)
-	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "v1 creates through the facade", creates.rate, creates.p50, creates.p99)
-	fmt.Printf("%-52s %9.2f     (goal >= 0.40)\n\n", "ratio", creates.rate/raw.rate)
-
-	bare, err := bareGets()
-	if err != nil {
-		return err
+	if strings.Contains(*phases, "gets") {
+		bareOp, stop, err := bareGets()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		getOp, err := facadeGets(ctx, env.Client, url)
+		if err != nil {
+			return err
+		}
+		bare, gets, err := alternate(bareOp, getOp)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "GET of a bare net/http handler", bare.rate, bare.p50, bare.p99)
+		fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", fmt.Sprintf("GET transfer through the facade, %d stored", *stored), gets.rate, gets.p50, gets.p99)
+		fmt.Printf("%-52s %9.2f     (goal >= 0.60)\n", "ratio", gets.rate/bare.rate)
+		fmt.Printf("API-server requests of the service per facade GET:\n%s\n", calls.per(gets.n))
 	}
-	gets, err := facadeGets(ctx, env.Client, url)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", "GET of a bare net/http handler", bare.rate, bare.p50, bare.p99)
-	fmt.Printf("%-52s %9.1f /s  (p50 %v, p99 %v)\n", fmt.Sprintf("GET transfer through the facade, %d stored", *stored), gets.rate, gets.p50, gets.p99)
-	fmt.Printf("%-52s %9.2f     (goal >= 0.60)\n", "ratio", gets.rate/bare.rate)
 	return nil
 }
 
 // startService runs the facade and the controllers against env, with the simulated bank, and a
 // base deposit watcher reported in sync; it returns the facade's URL.
 func startService(ctx context.Context, env *testenv.Env) (string, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(calls.wrap)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return "", err
 	}
@@ -195,19 +228,66 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 
 // result is a measured rate and the latencies of one window.
 type result struct {
+	n        int64
 	rate     float64
 	p50, p99 time.Duration
 }
 
-// measure runs op on *workers goroutines for *duration and returns the rate of successes.
-func measure(op func(worker int) error) (result, error) {
+// apiProfile, when set, receives a CPU profile of kube-apiserver during the facade's create
+// window (-apiserver-profile).
+var apiProfile = flag.String("apiserver-profile", "", "write kube-apiserver's CPU profile of the create window to this file")
+
+// calls counts the service's API-server requests during the facade's windows.
+var calls = &apiCalls{counts: map[string]int{}}
+
+// apiProfiled is set once the API server's profile was taken.
+var apiProfiled bool
+
+// profiling waits for the API server's profile before the control plane stops.
+var profiling sync.WaitGroup
+
+// profileFile receives a CPU profile of the first facade window (-cpuprofile).
+var profileFile *os.File
+
+// restCfg is the control plane's configuration, for the API server's profile.
+var restCfg *rest.Config
+
+// profileAPIServer fetches a CPU profile of kube-apiserver over the next d.
+func profileAPIServer(d time.Duration) {
+	if *apiProfile == "" || apiProfiled {
+		return
+	}
+	apiProfiled = true // one window's profile is enough
+	profiling.Add(1)
+	go func() {
+		defer profiling.Done()
+		rc, err := rest.RESTClientFor(&rest.Config{Host: restCfg.Host, TLSClientConfig: restCfg.TLSClientConfig,
+			BearerToken: restCfg.BearerToken, APIPath: "/", ContentConfig: rest.ContentConfig{
+				GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "apiserver profile:", err)
+			return
+		}
+		data, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(int(d.Seconds()))).Timeout(d + 30*time.Second).DoRaw(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "apiserver profile:", err)
+			return
+		}
+		_ = os.WriteFile(*apiProfile, data, 0o644)
+	}()
+}
+
+// op is one request of a measurement, made by worker w.
+type op func(worker int) error
+
+// window runs op on *workers goroutines for d and returns the successes and their latencies.
+func window(o op, d time.Duration) (int64, []time.Duration, error) {
 	var ok atomic.Int64
 	var firstErr atomic.Value
 	var mu sync.Mutex
 	var lat []time.Duration
-	stop := time.Now().Add(*duration)
+	stop := time.Now().Add(d)
 	var wg sync.WaitGroup
-	start := time.Now()
 	for w := range *workers {
 		wg.Add(1)
 		go func() {
@@ -215,7 +295,7 @@ func measure(op func(worker int) error) (result, error) {
 			var mine []time.Duration
 			for time.Now().Before(stop) {
 				t := time.Now()
-				if err := op(w); err != nil {
+				if err := o(w); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -229,27 +309,72 @@ func measure(op func(worker int) error) (result, error) {
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return result{}, err
+		return 0, nil, err
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	r := result{rate: float64(ok.Load()) / time.Since(start).Seconds()}
-	if n := len(lat); n > 0 {
-		r.p50, r.p99 = lat[n/2].Round(10*time.Microsecond), lat[n*99/100].Round(10*time.Microsecond)
+	return ok.Load(), lat, nil
+}
+
+// alternate measures a baseline and the facade in alternating windows (*rounds each, of
+// *duration in all per side), so that a busy machine slows both alike; the facade's windows
+// are CPU-profiled with -cpuprofile.
+func alternate(baseline, facade op) (result, result, error) {
+	per := *duration / time.Duration(*rounds)
+	var b, f tally
+	for range *rounds {
+		n, lat, err := window(baseline, per)
+		if err != nil {
+			return result{}, result{}, err
+		}
+		b.add(n, lat, per)
+		if profileFile != nil {
+			_ = pprof.StartCPUProfile(profileFile)
+		}
+		profileAPIServer(per)
+		calls.on.Store(true)
+		n, lat, err = window(facade, per)
+		calls.on.Store(false)
+		if profileFile != nil {
+			pprof.StopCPUProfile()
+			profileFile = nil // one window's profile is enough
+		}
+		if err != nil {
+			return result{}, result{}, err
+		}
+		f.add(n, lat, per)
 	}
-	return r, nil
+	return b.result(), f.result(), nil
+}
+
+type tally struct {
+	n   int64
+	lat []time.Duration
+	d   time.Duration
+}
+
+func (t *tally) add(n int64, lat []time.Duration, d time.Duration) {
+	t.n, t.lat, t.d = t.n+n, append(t.lat, lat...), t.d+d
+}
+
+func (t *tally) result() result {
+	sort.Slice(t.lat, func(i, j int) bool { return t.lat[i] < t.lat[j] })
+	r := result{n: t.n, rate: float64(t.n) / t.d.Seconds()}
+	if n := len(t.lat); n > 0 {
+		r.p50, r.p99 = t.lat[n/2].Round(10*time.Microsecond), t.lat[n*99/100].Round(10*time.Microsecond)
+	}
+	return r
 }
 
 // rawCreates creates ConfigMaps as fast as the API server takes them.
-func rawCreates(ctx context.Context, c client.Client) (result, error) {
+func rawCreates(ctx context.Context, c client.Client) (op, error) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loadrun-raw"}}); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	var n atomic.Int64
-	return measure(func(int) error {
+	return op(func(int) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "loadrun-raw", Name: fmt.Sprintf("cm-%d", n.Add(1))},
 			Data: map[string]string{"k": "v"}}
 		return c.Create(ctx, cm)
-	})
+	}), nil
 }
 
 // keyed is an API key with its own HTTP client and a source address of its own.
@@ -306,9 +431,9 @@ func (k *keyed) do(method, url string, body any, out any) (int, error) {
 
 // facadeCreates creates v1 transfers through the facade: accounts with a recipient each, and
 // keys with their quotes prepared beforehand (a key may quote and create 20 a minute).
-func facadeCreates(ctx context.Context, c client.Client, url string) (result, error) {
+func facadeCreates(ctx context.Context, c client.Client, url string) (op, error) {
 	const perKey = 15
-	keysNeeded := int(*duration/time.Second)*60/perKey + 1 // room for 60 creates a second
+	keysNeeded := int(*duration/time.Second)*250/perKey + 1 // room for 250 creates a second
 	type job struct {
 		k         *keyed
 		quote     string
@@ -320,11 +445,11 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (result, er
 	for a := 0; a < keysNeeded; a += 20 {
 		name := fmt.Sprintf("load-%d", a/20)
 		if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
-			return result{}, err
+			return nil, err
 		}
 		first, err := newKeyed(c, name)
 		if err != nil {
-			return result{}, err
+			return nil, err
 		}
 		var rcp map[string]any
 		for range 100 { // the key reaches the facade's cache in a moment
@@ -337,13 +462,13 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (result, er
 		}
 		rid, err := rcp["id"].(json.Number).Int64()
 		if err != nil {
-			return result{}, fmt.Errorf("recipient: %v", rcp)
+			return nil, fmt.Errorf("recipient: %v", rcp)
 		}
 		for i := 0; i < 20 && a+i < keysNeeded; i++ {
 			k := first
 			if i > 0 {
 				if k, err = newKeyed(c, name); err != nil {
-					return result{}, err
+					return nil, err
 				}
 			}
 			wg.Add(1)
@@ -370,9 +495,9 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (result, er
 	close(jobs)
 	close(errs)
 	if err := <-errs; err != nil {
-		return result{}, err
+		return nil, err
 	}
-	return measure(func(int) error {
+	return op(func(int) error {
 		j, ok := <-jobs
 		if !ok {
 			return fmt.Errorf("ran out of prepared quotes: raise keysNeeded")
@@ -386,15 +511,15 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (result, er
 			return fmt.Errorf("create: %d %v %v", st, err, m)
 		}
 		return nil
-	})
+	}), nil
 }
 
 // facadeGets stores the transfers, then reads them at random through the facade, each read with
 // one of enough keys that none passes its 30 lookups a minute.
-func facadeGets(ctx context.Context, c client.Client, url string) (result, error) {
+func facadeGets(ctx context.Context, c client.Client, url string) (op, error) {
 	name := "load-lookups"
 	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	ns := payoutv1.AccountNamespace(name)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -402,7 +527,7 @@ func facadeGets(ctx context.Context, c client.Client, url string) (result, error
 			break
 		}
 		if time.Now().After(deadline) {
-			return result{}, fmt.Errorf("namespace %s never appeared", ns)
+			return nil, fmt.Errorf("namespace %s never appeared", ns)
 		}
 	}
 	ids := make([]string, *stored)
@@ -426,14 +551,14 @@ func facadeGets(ctx context.Context, c client.Client, url string) (result, error
 	}
 	wg.Wait()
 	if err, _ := failed.Load().(error); err != nil {
-		return result{}, err
+		return nil, err
 	}
-	expected := 8000 * int(*duration/time.Second) // generous room for 8000 lookups a second
+	expected := 20000 * int(*duration/time.Second) // generous room for 20 000 lookups a second
 	keys := make([]*keyed, expected/25+*workers)
 	for i := range keys {
 		k, err := newKeyed(c, name)
 		if err != nil {
-			return result{}, err
+			return nil, err
 		}
 		keys[i] = k
 	}
@@ -450,7 +575,7 @@ func facadeGets(ctx context.Context, c client.Client, url string) (result, error
 	for i := range clients {
 		clients[i] = httpClient()
 	}
-	return measure(func(w int) error {
+	return op(func(w int) error {
 		n := next.Add(1)
 		k := *keys[int(n/25)%len(keys)]
 		k.hc = clients[w]
@@ -460,29 +585,28 @@ func facadeGets(ctx context.Context, c client.Client, url string) (result, error
 		}
 		served.Add(1)
 		return nil
-	})
+	}), nil
 }
 
 // bareGets is the baseline: a handler that answers a body the size of a transfer lookup, served
 // and read over loopback HTTP exactly as the facade's.
-func bareGets() (result, error) {
+func bareGets() (op, func(), error) {
 	body := bytes.Repeat([]byte("x"), 1200)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return result{}, err
+		return nil, nil, err
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	})}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
 	clients := make([]*http.Client, *workers)
 	for i := range clients {
 		clients[i] = httpClient()
 	}
 	url := "http://" + ln.Addr().String() + "/api/payouts/transfer/x"
-	return measure(func(w int) error {
+	return op(func(w int) error {
 		resp, err := clients[w].Get(url)
 		if err != nil {
 			return err
@@ -490,5 +614,5 @@ func bareGets() (result, error) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return nil
-	})
+	}), func() { _ = srv.Close() }, nil
 }

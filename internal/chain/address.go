@@ -1,7 +1,10 @@
-// Package chain knows the blockchains deposits arrive on: address and transaction-hash formats.
+// Package chain knows the blockchains deposits arrive on: address and transaction-hash formats
+// of EVM chains, Solana and Tron.
 package chain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math/big"
 	"regexp"
@@ -98,6 +101,130 @@ func IsSolanaSignature(s string) bool {
 	}
 	b, ok := decodeBase58(s)
 	return ok && len(b) == 64
+}
+
+// TronAddressPrefix is the version byte of Tron addresses: an address is this byte and the
+// 20-byte account id (the last 20 bytes of the Keccak-256 hash of the public key, as on EVM
+// chains), written in Base58Check (TRON documentation, "Account Model": TRON address generation
+// and the Base58Check calculation).
+const TronAddressPrefix = 0x41
+
+// Why CheckTronAddress refuses an address.
+var (
+	// ErrNotTronAddress: not Base58Check of 25 bytes (34 characters starting with T).
+	ErrNotTronAddress = errors.New("not a Tron address (Base58Check, 34 characters starting with T)")
+	// ErrTronChecksum: the Base58Check checksum does not match, so a character is likely
+	// mistyped.
+	ErrTronChecksum = errors.New("the Tron address has a wrong Base58Check checksum; check it for a mistyped character")
+	// ErrTronPrefix: Base58Check of 21 bytes, but not with Tron's version byte 0x41.
+	ErrTronPrefix = errors.New("not a Tron address: the version byte is not 0x41")
+)
+
+// CheckTronAddress is the check of a Tron address in its usual form: Base58Check of the version
+// byte 0x41 and 20 bytes, whose 4-byte checksum is the start of the double SHA-256 of those 21
+// bytes. Such an address is always 34 characters starting with T.
+func CheckTronAddress(s string) error {
+	_, err := TronAddressBytes(s)
+	return err
+}
+
+// IsTronAddress reports whether CheckTronAddress accepts s.
+func IsTronAddress(s string) bool { return CheckTronAddress(s) == nil }
+
+// TronAddressBytes is the 20-byte account id of a Base58Check Tron address.
+func TronAddressBytes(s string) ([20]byte, error) {
+	var out [20]byte
+	if len(s) != 34 || s[0] != 'T' {
+		return out, ErrNotTronAddress
+	}
+	b, ok := decodeBase58(s)
+	if !ok || len(b) != 25 {
+		return out, ErrNotTronAddress
+	}
+	sum := doubleSHA256(b[:21])
+	if string(sum[:4]) != string(b[21:]) {
+		return out, ErrTronChecksum
+	}
+	if b[0] != TronAddressPrefix {
+		return out, ErrTronPrefix
+	}
+	copy(out[:], b[1:21])
+	return out, nil
+}
+
+// TronAddress is the Base58Check form of a 20-byte account id (as Tron's JSON-RPC, and EVM
+// tooling, write it without the 0x41 prefix).
+func TronAddress(id [20]byte) string {
+	raw := make([]byte, 0, 25)
+	raw = append(raw, TronAddressPrefix)
+	raw = append(raw, id[:]...)
+	sum := doubleSHA256(raw)
+	return encodeBase58(append(raw, sum[:4]...))
+}
+
+// TronAddressFromHex reads a Tron address in one of its hex forms: 0x and 20 bytes (the
+// JSON-RPC and EVM form, any case), or 41 and 20 bytes (Tron's HTTP API form), and returns its
+// Base58Check form.
+func TronAddressFromHex(s string) (string, error) {
+	digits := strings.ToLower(s)
+	switch {
+	case len(digits) == 42 && strings.HasPrefix(digits, "0x"):
+		digits = digits[2:]
+	case len(digits) == 42 && strings.HasPrefix(digits, "41"):
+		digits = digits[2:]
+	default:
+		return "", errors.New("not a Tron address in hex (0x or 41, then 40 hex digits)")
+	}
+	b, err := hex.DecodeString(digits)
+	if err != nil {
+		return "", errors.New("not a Tron address in hex (0x or 41, then 40 hex digits)")
+	}
+	var id [20]byte
+	copy(id[:], b)
+	return TronAddress(id), nil
+}
+
+// TronAddressToHex is the 0x form (lower case) of a Base58Check Tron address: the 20 bytes
+// Tron's Ethereum-compatible JSON-RPC takes and returns.
+func TronAddressToHex(s string) (string, error) {
+	id, err := TronAddressBytes(s)
+	if err != nil {
+		return "", err
+	}
+	return "0x" + hex.EncodeToString(id[:]), nil
+}
+
+// IsTronTxID reports whether s is a Tron transaction id: 64 hex digits, as Tron writes them
+// (without 0x).
+func IsTronTxID(s string) bool { return tronTxID.MatchString(s) }
+
+var tronTxID = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+func doubleSHA256(b []byte) [32]byte {
+	h := sha256.Sum256(b)
+	return sha256.Sum256(h[:])
+}
+
+// encodeBase58 encodes b in the Bitcoin alphabet, each leading zero byte as a '1'.
+func encodeBase58(b []byte) string {
+	n := new(big.Int).SetBytes(b)
+	radix := big.NewInt(58)
+	mod := new(big.Int)
+	var out []byte
+	for n.Sign() > 0 {
+		n.DivMod(n, radix, mod)
+		out = append(out, base58Digits[mod.Int64()])
+	}
+	for _, c := range b {
+		if c != 0 {
+			break
+		}
+		out = append(out, '1')
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return string(out)
 }
 
 // decodeBase58 decodes Bitcoin-alphabet base58, keeping leading zero bytes.

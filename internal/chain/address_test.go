@@ -92,3 +92,111 @@ func TestEIP55(t *testing.T) {
 		}
 	}
 }
+
+// TestTronAddressVectors: Base58Check addresses and their hex forms as Tron writes them. The
+// USDT contract is Tether's on Tron mainnet (Tronscan: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t,
+// hex 41a614f803b6fd780986a42c78ec9c7f77e6ded13c); the zero account id is Tron's well-known
+// "black hole" address; the third pair is the example of TRON's wallet-cli documentation
+// ("wallet-cli encoding convert").
+func TestTronAddressVectors(t *testing.T) {
+	for _, v := range []struct{ base58, hex41 string }{
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "41a614f803b6fd780986a42c78ec9c7f77e6ded13c"},
+		{"T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb", "410000000000000000000000000000000000000000"},
+		{"TBhCfAytTEh52WFL6HYr64i2nmc3u3TCUp", "4112e94f5a3c88b17d2f6e0b9a45cd310f8e7a6d29"},
+	} {
+		if !IsTronAddress(v.base58) {
+			t.Errorf("IsTronAddress(%s) = false: %v", v.base58, CheckTronAddress(v.base58))
+		}
+		got, err := TronAddressToHex(v.base58)
+		if err != nil || got != "0x"+v.hex41[2:] {
+			t.Errorf("TronAddressToHex(%s) = %s, %v; want 0x%s", v.base58, got, err, v.hex41[2:])
+		}
+		for _, h := range []string{v.hex41, "0x" + v.hex41[2:], "0x" + strings.ToUpper(v.hex41[2:])} {
+			if got, err := TronAddressFromHex(h); err != nil || got != v.base58 {
+				t.Errorf("TronAddressFromHex(%s) = %s, %v; want %s", h, got, err, v.base58)
+			}
+		}
+	}
+}
+
+func TestTronAddressRoundTrip(t *testing.T) {
+	for i := 0; i < 256; i++ {
+		var id [20]byte
+		for j := range id {
+			id[j] = byte(i*31 + j*7)
+		}
+		if i%17 == 0 {
+			id = [20]byte{} // leading zero bytes too
+			id[19] = byte(i)
+		}
+		s := TronAddress(id)
+		if len(s) != 34 || s[0] != 'T' {
+			t.Fatalf("TronAddress(%x) = %s: not 34 characters starting with T", id, s)
+		}
+		back, err := TronAddressBytes(s)
+		if err != nil || back != id {
+			t.Fatalf("TronAddressBytes(%s) = %x, %v; want %x", s, back, err, id)
+		}
+	}
+}
+
+func TestTronAddressRefusals(t *testing.T) {
+	good := "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+	cases := []struct {
+		s    string
+		want error
+	}{
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T", ErrTronChecksum}, // last character's case flipped
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj7t", ErrTronChecksum}, // a digit mistyped
+		{good[:33], ErrNotTronAddress},
+		{good + "1", ErrNotTronAddress},
+		{"0xa614f803b6fd780986a42c78ec9c7f77e6ded13c", ErrNotTronAddress},
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj60", ErrNotTronAddress}, // 0 is not base58
+		// Base58Check of 21 bytes with Bitcoin's version byte 0x00 is 34 characters too, but
+		// starts with 1: refused by its shape
+		{"1111111111111111111114oLvT2", ErrNotTronAddress},
+		{"EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", ErrNotTronAddress}, // a Solana mint
+		{"", ErrNotTronAddress},
+	}
+	for _, tc := range cases {
+		if err := CheckTronAddress(tc.s); err != tc.want {
+			t.Errorf("CheckTronAddress(%q) = %v, want %v", tc.s, err, tc.want)
+		}
+	}
+	if IsSolanaAddress(good) || IsEVMAddress(good) {
+		t.Error("a Tron address passes as another chain's")
+	}
+	for _, bad := range []string{"0x12", "42a614f803b6fd780986a42c78ec9c7f77e6ded13c", "0xg614f803b6fd780986a42c78ec9c7f77e6ded13c"} {
+		if _, err := TronAddressFromHex(bad); err == nil {
+			t.Errorf("TronAddressFromHex(%q) accepted", bad)
+		}
+	}
+	if !IsTronTxID(strings.Repeat("ab", 32)) || IsTronTxID("0x"+strings.Repeat("ab", 32)) {
+		t.Error("IsTronTxID: 64 hex digits without 0x")
+	}
+}
+
+// TestTronAddressOtherVersionByte: Base58Check of 21 bytes with a version byte next to 0x41
+// can still read as 34 characters starting with T; the version byte refuses it.
+func TestTronAddressOtherVersionByte(t *testing.T) {
+	found := false
+	for _, version := range []byte{0x40, 0x42} {
+		for i := 0; i < 64; i++ {
+			raw := append([]byte{version}, make([]byte, 20)...)
+			raw[20] = byte(i)
+			raw[1] = byte(255 - i)
+			sum := doubleSHA256(raw)
+			s := encodeBase58(append(raw, sum[:4]...))
+			if len(s) != 34 || s[0] != 'T' {
+				continue
+			}
+			found = true
+			if err := CheckTronAddress(s); err != ErrTronPrefix {
+				t.Fatalf("CheckTronAddress(%s) (version %#x) = %v, want ErrTronPrefix", s, version, err)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no T... string with another version byte was built; the test checks nothing")
+	}
+}

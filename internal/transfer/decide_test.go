@@ -28,7 +28,8 @@ var epoch = testgen.Epoch.Time
 func at(d time.Duration) time.Time { return epoch.Add(d) }
 
 func v1(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
-	t := testgen.Transfer("payout-acme", id, mods...)
+	dayAfter := func(t *payoutv1.Transfer) { e := metav1.NewTime(at(24 * time.Hour)); t.Spec.ExpiresAt = &e }
+	t := testgen.Transfer("payout-acme", id, append([]func(*payoutv1.Transfer){dayAfter}, mods...)...)
 	t.CreationTimestamp = metav1.NewTime(epoch)
 	return t
 }

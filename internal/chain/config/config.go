@@ -4,6 +4,41 @@
 // (config/samples/chains.yaml documents the format) and/or command-line flags.
 //
 // A network that is not configured is not watched: its deposit options read unavailable.
+//
+// # Kinds
+//
+// Each network has a kind, its node interface, fixed by its name: evm (arbitrum, avalanche,
+// base, ethereum, polygon), solana and tron. The kind can be left out. The settings mean the same
+// on every kind, with these differences:
+//
+//   - tron: Tron's Ethereum-compatible JSON-RPC (java-tron's /jsonrpc). chainID is what
+//     eth_chainId answers there, the last 4 bytes of the genesis block id (mainnet 0x2b6653dc =
+//     728126428, Nile 0xcd8690dc = 3448148188, Shasta 0x94a9059e = 2494104990). Token contracts
+//     and platform addresses are Base58Check Tron addresses (T...). Confirmations default to
+//     20: java-tron solidifies a block (makes it irreversible) once 19 of the 27 super
+//     representatives have built on it.
+//   - solana: JSON-RPC of a Solana (agave) node. A token's contract is its mint and its
+//     platformAddress the owner (wallet) address the fixed v2 deposits go to, both base58.
+//     There is no chain id; genesisHash (optional) pins the cluster, as chainID does on EVM
+//     chains (mainnet-beta 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d). Depth is a
+//     commitment, not a block count: commitment finalized (default) or confirmed, and
+//     confirmations is derived from it (see SolanaFinalizedConfirmations); startBlock and
+//     maxBlockRange do not apply.
+//
+// For example:
+//
+//	networks:
+//	  solana:
+//	    rpc: [https://api.mainnet-beta.solana.com]
+//	    genesisHash: 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d
+//	    commitment: finalized
+//	    tokens:
+//	      usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, platformAddress: <owner>}
+//	  tron:
+//	    rpc: [https://api.trongrid.io/jsonrpc]
+//	    chainID: 728126428
+//	    tokens:
+//	      usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}
 package config
 
 import (
@@ -23,8 +58,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain"
 )
 
-// Kind is the family of a network's node interface. Only EVM is implemented here; Solana and
-// Tron fit the same Network shape with their own kind (their watchers read the fields they need).
+// Kind is the family of a network's node interface; every network has one, fixed by its name.
 type Kind string
 
 const (
@@ -39,7 +73,25 @@ const (
 	DefaultPollInterval      = 2 * time.Second
 	DefaultMaxBlockRange     = 1000
 	DefaultHeartbeatInterval = 5 * time.Second
+	// DefaultTronConfirmations: one block past java-tron's solidification (19 of the 27 super
+	// representatives on top of a block make it irreversible).
+	DefaultTronConfirmations = 20
 )
+
+// Solana commitments a deposit can be required to reach (Solana's "Configuring State
+// Commitment"; processed is not offered: a processed block can still be skipped).
+const (
+	CommitmentFinalized = "finalized"
+	CommitmentConfirmed = "confirmed"
+)
+
+// Solana depth in confirmations, the unit of chain.TxObservation. A transaction's
+// confirmations are the number of confirmed blocks on top of its block plus one, as
+// getSignatureStatuses counts them; a finalized (rooted) one has at least
+// SolanaFinalizedConfirmations, since a block is rooted once 31 confirmed blocks are built on it
+// (Solana's tower lockout, MAX_LOCKOUT_HISTORY). So commitment finalized requires
+// SolanaFinalizedConfirmations, commitment confirmed requires one.
+const SolanaFinalizedConfirmations = 32
 
 // Config is the whole chain configuration.
 type Config struct {
@@ -75,6 +127,12 @@ type Network struct {
 	StartBlock *int64 `json:"startBlock,omitempty"`
 	// MaxBlockRange is the largest block range of one log query. Default 1000.
 	MaxBlockRange int64 `json:"maxBlockRange,omitempty"`
+	// Commitment (solana only) a v2 transaction must reach to count: finalized (default) or
+	// confirmed. It sets Confirmations.
+	Commitment string `json:"commitment,omitempty"`
+	// GenesisHash (solana only), when set, is the genesis hash every endpoint must report
+	// (getGenesisHash) before it is used.
+	GenesisHash string `json:"genesisHash,omitempty"`
 }
 
 // Token is one token contract on a network.
@@ -177,12 +235,24 @@ func Parse(b []byte) (*Config, error) {
 // configuration of its dev chains in Go and hands payoutd the file).
 func (c *Config) Marshal() ([]byte, error) { return yaml.Marshal(c) }
 
-// WithDefaults returns a copy of n with its unset optional settings at their defaults.
+// WithDefaults returns a copy of n with its unset optional settings at their defaults. A
+// network of unset kind is taken as evm here; Config.Network knows the kind from the name.
 func (n Network) WithDefaults() Network {
 	if n.Kind == "" {
 		n.Kind = KindEVM
 	}
-	if n.Confirmations == 0 {
+	switch {
+	case n.Kind == KindSolana:
+		if n.Commitment == "" {
+			n.Commitment = CommitmentFinalized
+		}
+		n.Confirmations = SolanaFinalizedConfirmations
+		if n.Commitment == CommitmentConfirmed {
+			n.Confirmations = 1
+		}
+	case n.Confirmations == 0 && n.Kind == KindTron:
+		n.Confirmations = DefaultTronConfirmations
+	case n.Confirmations == 0:
 		n.Confirmations = DefaultConfirmations
 	}
 	if n.PollInterval.Duration == 0 {
@@ -191,18 +261,31 @@ func (n Network) WithDefaults() Network {
 	if n.HeartbeatInterval.Duration == 0 {
 		n.HeartbeatInterval.Duration = DefaultHeartbeatInterval
 	}
-	if n.MaxBlockRange == 0 {
+	if n.MaxBlockRange == 0 && n.Kind != KindSolana {
 		n.MaxBlockRange = DefaultMaxBlockRange
 	}
 	return n
 }
 
-// Network returns the settings of network with defaults applied, and whether it is configured.
+// Network returns the settings of network with defaults applied (its kind from its name when
+// unset), and whether it is configured.
 func (c *Config) Network(name payoutv1.Network) (Network, bool) {
 	if c == nil || c.Networks[name] == nil {
 		return Network{}, false
 	}
-	return c.Networks[name].WithDefaults(), true
+	n := *c.Networks[name]
+	if n.Kind == "" {
+		n.Kind = KindOf(name)
+	}
+	return n.WithDefaults(), true
+}
+
+// KindOf is the kind of a known network (evm for unknown names).
+func KindOf(name payoutv1.Network) Kind {
+	if k, ok := knownNetworks[name]; ok {
+		return k
+	}
+	return KindEVM
 }
 
 // PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
@@ -275,11 +358,11 @@ func (c *Config) Validate() error {
 			bad(p, "empty network settings")
 			continue
 		}
-		d := n.WithDefaults()
-		if d.Kind != want {
+		if n.Kind != "" && n.Kind != want {
 			bad(p+".kind", "%q is not the kind of %s (%s)", n.Kind, name, want)
 			continue
 		}
+		d, _ := c.Network(name)
 		if len(n.RPC) == 0 {
 			bad(p+".rpc", "at least one RPC endpoint is needed")
 		}
@@ -288,9 +371,15 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "%s", err)
 			}
 		}
-		if d.Kind == KindEVM && n.ChainID <= 0 {
+		switch {
+		case d.Kind == KindEVM && n.ChainID <= 0:
 			bad(p+".chainID", "the chain id is required (a positive integer)")
+		case d.Kind == KindTron && n.ChainID <= 0:
+			bad(p+".chainID", "the chain id is required: what eth_chainId answers on the node (mainnet 728126428, i.e. 0x2b6653dc)")
+		case d.Kind == KindSolana && n.ChainID != 0:
+			bad(p+".chainID", "solana has no chain id; pin the cluster with genesisHash")
 		}
+		checkKindSettings(d.Kind, p, n, bad)
 		if len(n.Tokens) == 0 {
 			bad(p+".tokens", "at least one token (usdc, usdt) is needed")
 		}
@@ -305,16 +394,15 @@ func (c *Config) Validate() error {
 				bad(tp, "empty token settings")
 				continue
 			}
-			if d.Kind == KindEVM {
-				if !chain.IsEVMAddress(t.Contract) {
-					bad(tp+".contract", "%q is not an EVM address", t.Contract)
-				}
-				if t.PlatformAddress != "" && !chain.IsEVMAddress(t.PlatformAddress) {
-					bad(tp+".platformAddress", "%q is not an EVM address", t.PlatformAddress)
-				}
+			check, what := addressCheck(d.Kind)
+			if !check(t.Contract) {
+				bad(tp+".contract", "%q is not %s", t.Contract, what)
+			}
+			if t.PlatformAddress != "" && !check(t.PlatformAddress) {
+				bad(tp+".platformAddress", "%q is not %s", t.PlatformAddress, what)
 			}
 		}
-		if n.Confirmations < 0 {
+		if d.Kind != KindSolana && n.Confirmations < 0 {
 			bad(p+".confirmations", "%d: must be at least 1", n.Confirmations)
 		}
 		if n.PollInterval.Duration < 0 || (n.PollInterval.Duration > 0 && n.PollInterval.Duration < 50*time.Millisecond) {
@@ -323,10 +411,10 @@ func (c *Config) Validate() error {
 		if n.HeartbeatInterval.Duration < 0 {
 			bad(p+".heartbeatInterval", "%s: must be positive", n.HeartbeatInterval.Duration)
 		}
-		if n.StartBlock != nil && *n.StartBlock < 1 {
+		if d.Kind != KindSolana && n.StartBlock != nil && *n.StartBlock < 1 {
 			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the head)", *n.StartBlock)
 		}
-		if n.MaxBlockRange < 0 {
+		if d.Kind != KindSolana && n.MaxBlockRange < 0 {
 			bad(p+".maxBlockRange", "%d: must be at least 1", n.MaxBlockRange)
 		}
 	}
@@ -353,6 +441,55 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// addressCheck is the address format of a kind's contracts and platform addresses, and its name
+// for messages.
+func addressCheck(k Kind) (func(string) bool, string) {
+	switch k {
+	case KindSolana:
+		return chain.IsSolanaAddress, "a Solana address (base58 of 32 bytes)"
+	case KindTron:
+		return chain.IsTronAddress, "a Tron address (Base58Check, 34 characters starting with T)"
+	}
+	return chain.IsEVMAddress, "an EVM address"
+}
+
+// checkKindSettings refuses the settings a network's kind does not use: left in a file they
+// would look as if they did something.
+func checkKindSettings(k Kind, p string, n *Network, bad func(path, format string, args ...any)) {
+	if k != KindSolana {
+		if n.Commitment != "" {
+			bad(p+".commitment", "only solana networks take a commitment; %s counts confirmations", k)
+		}
+		if n.GenesisHash != "" {
+			bad(p+".genesisHash", "only solana networks take a genesis hash; %s is pinned by chainID", k)
+		}
+		return
+	}
+	switch n.Commitment {
+	case "", CommitmentFinalized, CommitmentConfirmed:
+	case "processed":
+		bad(p+".commitment", "processed is not accepted: a processed block can still be skipped; use confirmed or finalized")
+	default:
+		bad(p+".commitment", "%q: must be confirmed or finalized", n.Commitment)
+	}
+	if n.GenesisHash != "" && !chain.IsSolanaAddress(n.GenesisHash) {
+		bad(p+".genesisHash", "%q is not a base58 hash of 32 bytes", n.GenesisHash)
+	}
+	// confirmations follow from the commitment (WithDefaults writes them; a defaulted network
+	// validates)
+	sol := *n
+	sol.Kind = KindSolana
+	if d := sol.WithDefaults(); n.Confirmations != 0 && n.Confirmations != d.Confirmations {
+		bad(p+".confirmations", "solana's depth is its commitment (confirmed or finalized), not a block count")
+	}
+	if n.StartBlock != nil {
+		bad(p+".startBlock", "does not apply to solana: v2 transactions are looked up by signature")
+	}
+	if n.MaxBlockRange != 0 {
+		bad(p+".maxBlockRange", "does not apply to solana: no log queries are made")
+	}
 }
 
 func checkSource(k KeySource, secretAllowed bool) error {

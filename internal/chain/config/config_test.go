@@ -226,3 +226,144 @@ func TestKeySourceNeverShowsTheSecret(t *testing.T) {
 		t.Error(Redact("https://user:pw@node.example.net:8545/v2/KEY?x=1"))
 	}
 }
+
+func TestSolanaAndTron(t *testing.T) {
+	c, err := Load(filepath.Join("testdata", "solana-tron.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sol, ok := c.Network(payoutv1.NetworkSolana)
+	if !ok || sol.Kind != KindSolana || sol.Commitment != CommitmentFinalized || sol.Confirmations != SolanaFinalizedConfirmations {
+		t.Errorf("solana: %+v", sol)
+	}
+	if a, ok := c.PlatformAddress(payoutv1.NetworkSolana, payoutv1.TokenUSDC); !ok || a != "3fTPf5EUuB6C8RM9TQ4M6zR3SWxHWF7bJNyspSVhz6G7" {
+		t.Errorf("PlatformAddress(solana, usdc) = %s, %v: base58 is case-sensitive and kept as written", a, ok)
+	}
+	tron, ok := c.Network(payoutv1.NetworkTron)
+	if !ok || tron.Kind != KindTron || tron.Confirmations != DefaultTronConfirmations || tron.ChainID != 728126428 {
+		t.Errorf("tron: %+v", tron)
+	}
+	c.Networks[payoutv1.NetworkSolana].Commitment = CommitmentConfirmed
+	if sol, _ := c.Network(payoutv1.NetworkSolana); sol.Confirmations != 1 {
+		t.Errorf("commitment confirmed requires one confirmation, not %d", sol.Confirmations)
+	}
+	// a network with its defaults written out (as make run writes its configuration) validates
+	for _, name := range []payoutv1.Network{payoutv1.NetworkSolana, payoutv1.NetworkTron} {
+		n, _ := c.Network(name)
+		c.Networks[name] = &n
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults written out: %v", err)
+	}
+}
+
+func TestSolanaAndTronValidation(t *testing.T) {
+	const mint = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+	const usdt = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"solana mint in EVM form", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.solana.tokens.usdc.contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" is not a Solana address`},
+		{"solana platform address", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], tokens: {usdc: {contract: ` + mint + `, platformAddress: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF"}}}`,
+			`networks.solana.tokens.usdc.platformAddress: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF" is not a Solana address`},
+		{"solana processed", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], commitment: processed, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.commitment: processed is not accepted`},
+		{"solana unknown commitment", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], commitment: rooted, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.commitment: "rooted": must be confirmed or finalized`},
+		{"solana confirmations", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], confirmations: 5, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.confirmations: solana's depth is its commitment`},
+		{"solana chain id", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], chainID: 101, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.chainID: solana has no chain id; pin the cluster with genesisHash`},
+		{"solana genesis", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], genesisHash: mainnet, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.genesisHash: "mainnet" is not a base58 hash of 32 bytes`},
+		{"solana start block", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], startBlock: 5, tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.startBlock: does not apply to solana`},
+		{"solana as evm", `
+networks:
+  solana: {kind: evm, rpc: [http://127.0.0.1:8899], tokens: {usdc: {contract: ` + mint + `}}}`,
+			`networks.solana.kind: "evm" is not the kind of solana (solana)`},
+		{"tron contract in hex", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545], chainID: 728126428, tokens: {usdt: {contract: "0xa614f803b6fd780986a42c78ec9c7f77e6ded13c"}}}`,
+			`networks.tron.tokens.usdt.contract: "0xa614f803b6fd780986a42c78ec9c7f77e6ded13c" is not a Tron address`},
+		{"tron contract mistyped", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545], chainID: 728126428, tokens: {usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T}}}`,
+			`networks.tron.tokens.usdt.contract: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T" is not a Tron address`},
+		{"tron without chain id", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545], tokens: {usdt: {contract: ` + usdt + `}}}`,
+			`networks.tron.chainID: the chain id is required: what eth_chainId answers on the node (mainnet 728126428`},
+		{"tron commitment", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545], chainID: 728126428, commitment: finalized, tokens: {usdt: {contract: ` + usdt + `}}}`,
+			`networks.tron.commitment: only solana networks take a commitment`},
+		{"evm genesis", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, genesisHash: 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.genesisHash: only solana networks take a genesis hash`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSolanaAndTronFlags(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var f Flags
+	f.BindFlags(fs)
+	err := fs.Parse([]string{
+		"--chain-rpc", "solana=http://127.0.0.1:8899",
+		"--chain-token", "solana.usdc=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+		"--chain-platform-address", "solana.usdc=3fTPf5EUuB6C8RM9TQ4M6zR3SWxHWF7bJNyspSVhz6G7",
+		"--chain-commitment", "solana=confirmed",
+		"--chain-genesis-hash", "solana=5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
+		"--chain-rpc", "tron=http://127.0.0.1:8545/jsonrpc",
+		"--chain-id", "tron=728126428",
+		"--chain-token", "tron.usdt=TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+		"--chain-confirmations", "3", // every network that counts blocks: not solana
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, _ := c.Network(payoutv1.NetworkSolana)
+	if sol.Commitment != CommitmentConfirmed || sol.Confirmations != 1 || sol.GenesisHash == "" {
+		t.Errorf("solana: %+v", sol)
+	}
+	if tron, _ := c.Network(payoutv1.NetworkTron); tron.Confirmations != 3 {
+		t.Errorf("tron: %+v", tron)
+	}
+}

@@ -21,6 +21,8 @@ type Flags struct {
 	platform      assignments
 	confirmations assignments
 	startBlock    assignments
+	commitment    assignments
+	genesis       assignments
 	pollInterval  time.Duration
 	refundKeyFile string
 	refundKeyEnv  string
@@ -35,7 +37,9 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&f.chainID, "chain-id", "NETWORK=ID: the chain id a network's endpoints must report (repeatable)")
 	fs.Var(&f.tokens, "chain-token", "NETWORK.TOKEN=ADDRESS: a token contract, e.g. base.usdc=0x... (repeatable)")
 	fs.Var(&f.platform, "chain-platform-address", "NETWORK.TOKEN=ADDRESS: the fixed v2 deposit address of a token (repeatable)")
-	fs.Var(&f.confirmations, "chain-confirmations", "N or NETWORK=N: confirmation depth, of every configured network or of one (repeatable)")
+	fs.Var(&f.confirmations, "chain-confirmations", "N or NETWORK=N: confirmation depth, of every configured EVM and Tron network or of one (repeatable; solana's depth is --chain-commitment)")
+	fs.Var(&f.commitment, "chain-commitment", "solana=confirmed|finalized: the commitment a Solana v2 transaction must reach (default finalized)")
+	fs.Var(&f.genesis, "chain-genesis-hash", "solana=HASH: the genesis hash every Solana endpoint must report (getGenesisHash)")
 	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: first block a fresh cursor of the network scans (default: the head)")
 	fs.DurationVar(&f.pollInterval, "chain-poll-interval", 0, "head poll interval of every network (default: the file's, else 2s)")
 	fs.StringVar(&f.refundKeyFile, "refund-key-file", "", "file holding the hex private key of the Base refund wallet")
@@ -118,14 +122,29 @@ func (f *Flags) apply(c *Config) error {
 			return fmt.Errorf("--chain-confirmations %s: not a depth of at least 1", a)
 		}
 		if a.key == "" {
-			for _, n := range c.Networks {
-				if n != nil {
+			for name, n := range c.Networks {
+				if n != nil && n.Kind != KindSolana && (n.Kind != "" || KindOf(name) != KindSolana) {
 					n.Confirmations = depth
 				}
 			}
 			continue
 		}
 		net(a.key).Confirmations = depth
+	}
+	for _, set := range []struct {
+		flag string
+		list assignments
+		put  func(*Network, string)
+	}{
+		{"--chain-commitment", f.commitment, func(n *Network, v string) { n.Commitment = v }},
+		{"--chain-genesis-hash", f.genesis, func(n *Network, v string) { n.GenesisHash = v }},
+	} {
+		for _, a := range set.list {
+			if a.key == "" {
+				return fmt.Errorf("%s %s: want NETWORK=VALUE", set.flag, a)
+			}
+			set.put(net(a.key), a.value)
+		}
 	}
 	for _, a := range f.startBlock {
 		b, err := strconv.ParseInt(a.value, 10, 64)

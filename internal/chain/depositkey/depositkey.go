@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/config"
 )
 
@@ -109,19 +110,29 @@ func NewPublic(extended string) (*Public, error) {
 	return &Public{key: k}, nil
 }
 
-// DepositAddress is the EVM address of transfer id (lower-case 0x hex) and its path. Every EVM
-// network gets the same address; other networks are not derived here.
+// DepositAddress is the deposit address of transfer id on network and its path. Every EVM
+// network gets the same address, in lower-case 0x hex. Tron gets the same key's address too:
+// a Tron account id is derived from a secp256k1 key exactly as an EVM address is, so the 20
+// bytes are the same, written in Tron's Base58Check form (T...), and the sweeper signs for it
+// with the same private key. Solana keys are ed25519: no Solana address is derived here.
 func (p *Public) DepositAddress(network payoutv1.Network, id string) (string, string, error) {
+	tron := false
 	switch network {
 	case payoutv1.NetworkArbitrum, payoutv1.NetworkAvalanche, payoutv1.NetworkBase, payoutv1.NetworkEthereum, payoutv1.NetworkPolygon:
+	case payoutv1.NetworkTron:
+		tron = true
 	default:
-		return "", "", fmt.Errorf("deposit addresses on %s are not derived from the EVM deposit key", network)
+		return "", "", fmt.Errorf("deposit addresses on %s are not derived from the deposit key", network)
 	}
 	path, err := Path(id)
 	if err != nil {
 		return "", "", err
 	}
 	addr, err := p.AddressAt(path)
+	if err != nil || !tron {
+		return addr, path, err
+	}
+	addr, err = chain.TronAddressFromHex(addr)
 	return addr, path, err
 }
 

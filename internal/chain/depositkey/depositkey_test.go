@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/config"
 )
 
@@ -107,6 +108,14 @@ func TestPrivateChildMatchesPublicDerivation(t *testing.T) {
 		again, _, _ := pub.DepositAddress(payoutv1.NetworkPolygon, id)
 		if again != addr {
 			t.Errorf("%s: the address differs between EVM networks", id)
+		}
+		// Tron: the same key's 20 bytes in Base58Check, at the same path
+		tron, tronPath, err := pub.DepositAddress(payoutv1.NetworkTron, id)
+		if err != nil || tronPath != path || !chain.IsTronAddress(tron) {
+			t.Fatalf("%s: tron address %s at %s: %v", id, tron, tronPath, err)
+		}
+		if hex, _ := chain.TronAddressToHex(tron); hex != addr {
+			t.Errorf("%s: tron address %s is %s, not the EVM address %s", id, tron, hex, addr)
 		}
 	}
 	// an xprv given to NewPublic is neutered: it cannot sign

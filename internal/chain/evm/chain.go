@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,7 +27,8 @@ var TransferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint25
 // repeated, nothing is recorded from it.
 var ErrChainMoved = errors.New("the chain reorganised during the read")
 
-// Chain is one EVM network: its client, tokens and depth.
+// Chain is one network read over Ethereum's JSON-RPC (an EVM network, or Tron through its
+// Ethereum-compatible JSON-RPC): its client, tokens, depth and spelling.
 type Chain struct {
 	Network payoutv1.Network
 	Config  config.Network
@@ -34,25 +36,83 @@ type Chain struct {
 	// tokens by contract; contracts lists them for log queries.
 	tokens    map[common.Address]payoutv1.Token
 	contracts []common.Address
+	spell     Spelling
 }
 
-// NewChain prepares a network from its configuration (with defaults applied).
+// Spelling is how a chain writes addresses and hashes outside its JSON-RPC, where the service
+// stores and compares them (observations, the address book, Deposit objects). Inside the
+// JSON-RPC every chain read here uses 20-byte 0x addresses and 32-byte 0x hashes.
+type Spelling struct {
+	// Address spells an account or contract address.
+	Address func(common.Address) string
+	// Hash spells a transaction or block hash.
+	Hash func(common.Hash) string
+	// ParseAddress reads a configured token contract.
+	ParseAddress func(string) (common.Address, error)
+	// ParseTxHash reads a transaction hash given to LookupTx.
+	ParseTxHash func(string) (common.Hash, error)
+}
+
+// EVMSpelling is lower-case 0x hex for addresses and hashes.
+var EVMSpelling = Spelling{
+	Address: Hex,
+	Hash:    func(h common.Hash) string { return strings.ToLower(h.Hex()) },
+	ParseAddress: func(s string) (common.Address, error) {
+		if !common.IsHexAddress(s) {
+			return common.Address{}, fmt.Errorf("%q is not an EVM address", s)
+		}
+		return common.HexToAddress(s), nil
+	},
+	ParseTxHash: func(s string) (common.Hash, error) {
+		if !chain.IsEVMTxHash(s) {
+			return common.Hash{}, fmt.Errorf("%q is not an EVM transaction hash", s)
+		}
+		return common.HexToHash(s), nil
+	},
+}
+
+// NewChain prepares an EVM network from its configuration (with defaults applied).
 func NewChain(network payoutv1.Network, n config.Network) (*Chain, error) {
 	n = n.WithDefaults()
 	if n.Kind != config.KindEVM {
 		return nil, fmt.Errorf("%s is a %s network, not evm", network, n.Kind)
 	}
+	return NewChainSpelled(network, n, EVMSpelling)
+}
+
+// NewChainSpelled prepares a network that speaks Ethereum's JSON-RPC but spells addresses and
+// hashes its own way (Tron: package tron).
+func NewChainSpelled(network payoutv1.Network, n config.Network, spell Spelling) (*Chain, error) {
+	n = n.WithDefaults()
+	if n.Kind == config.KindSolana {
+		return nil, fmt.Errorf("%s is a solana network: it does not speak Ethereum's JSON-RPC", network)
+	}
 	c, err := NewClient(n.ChainID, n.RPC)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", network, err)
 	}
-	ch := &Chain{Network: network, Config: n, Client: c, tokens: map[common.Address]payoutv1.Token{}}
-	for tok, t := range n.Tokens {
-		addr := common.HexToAddress(t.Contract)
+	ch := &Chain{Network: network, Config: n, Client: c, tokens: map[common.Address]payoutv1.Token{}, spell: spell}
+	for _, tok := range sortedTokens(n.Tokens) {
+		addr, err := spell.ParseAddress(n.Tokens[tok].Contract)
+		if err != nil {
+			return nil, fmt.Errorf("%s: token %s: %w", network, tok, err)
+		}
 		ch.tokens[addr] = tok
 		ch.contracts = append(ch.contracts, addr)
 	}
 	return ch, nil
+}
+
+// Spelling is how the chain writes addresses and hashes in what it reports.
+func (c *Chain) Spelling() Spelling { return c.spell }
+
+func sortedTokens(m map[payoutv1.Token]*config.Token) []payoutv1.Token {
+	out := make([]payoutv1.Token, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // Confirmations is the number of confirmations of block at head: the including block counts
@@ -162,18 +222,19 @@ func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash s
 	if network != c.Network {
 		return nil, fmt.Errorf("%s lookup asked of the %s client", network, c.Network)
 	}
-	if !chain.IsEVMTxHash(txHash) {
-		return nil, fmt.Errorf("%q is not an EVM transaction hash", txHash)
+	hash, err := c.spell.ParseTxHash(txHash)
+	if err != nil {
+		return nil, err
 	}
-	obs := &chain.TxObservation{Network: c.Network, TxHash: strings.ToLower(txHash), Required: c.Config.Confirmations}
-	r, head, err := c.receipt(ctx, common.HexToHash(txHash))
+	obs := &chain.TxObservation{Network: c.Network, TxHash: c.spell.Hash(hash), Required: c.Config.Confirmations}
+	r, head, err := c.receipt(ctx, hash)
 	if err != nil || r == nil {
 		return obs, err
 	}
 	obs.Found = true
 	obs.Reverted = r.Status == 0
 	obs.BlockNumber = int64(r.BlockNumber)
-	obs.BlockHash = strings.ToLower(r.BlockHash.Hex())
+	obs.BlockHash = c.spell.Hash(r.BlockHash)
 	obs.BlockTime = time.Unix(int64(r.header.Time), 0).UTC()
 	obs.Confirmations = Confirmations(obs.BlockNumber, head)
 	for i := range r.Logs {
@@ -184,7 +245,7 @@ func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash s
 			continue
 		}
 		obs.Transfers = append(obs.Transfers, chain.TokenTransfer{
-			Token: tok, Contract: Hex(l.Address), From: Hex(from), To: Hex(to), Amount: amount, LogIndex: int64(l.LogIndex),
+			Token: tok, Contract: c.spell.Address(l.Address), From: c.spell.Address(from), To: c.spell.Address(to), Amount: amount, LogIndex: int64(l.LogIndex),
 		})
 	}
 	return obs, nil

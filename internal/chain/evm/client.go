@@ -1,7 +1,9 @@
 // Package evm reads EVM chains over JSON-RPC for the deposit watcher, v2 verification and
 // refunds: a client that fails over between a network's endpoints, one scan step of the
 // watcher (log query, reorg checks, matching against the deposit addresses), transaction
-// lookups, and the refund wallet's signing and broadcasting. It knows nothing of Kubernetes.
+// lookups, and the refund wallet's signing and broadcasting. Tron is read with the same code
+// through its Ethereum-compatible JSON-RPC, with its own Spelling (package tron). It knows
+// nothing of Kubernetes.
 package evm
 
 import (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -165,8 +164,9 @@ func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error
 			continue
 		}
 		st.Logs++
-		toHex := Hex(to)
-		tr, ok := s.Book.TransferFor(s.Chain.Network, toHex)
+		spell := s.Chain.spell
+		toAddr := spell.Address(to)
+		tr, ok := s.Book.TransferFor(s.Chain.Network, toAddr)
 		if !ok {
 			continue
 		}
@@ -175,9 +175,9 @@ func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error
 			return st, fmt.Errorf("eth_getLogs(%d..%d) answered a log of block %d", a, b, n)
 		}
 		matched = append(matched, match{log: l, dep: chain.DepositObserved{
-			Network: s.Chain.Network, Token: tok, Contract: Hex(l.Address), To: toHex, From: Hex(from), Amount: amount,
-			TxHash: strings.ToLower(l.TxHash.Hex()), LogIndex: int64(l.LogIndex), BlockNumber: n,
-			BlockHash: strings.ToLower(l.BlockHash.Hex()), Confirmations: Confirmations(n, head), Transfer: tr,
+			Network: s.Chain.Network, Token: tok, Contract: spell.Address(l.Address), To: toAddr, From: spell.Address(from), Amount: amount,
+			TxHash: spell.Hash(l.TxHash), LogIndex: int64(l.LogIndex), BlockNumber: n,
+			BlockHash: spell.Hash(l.BlockHash), Confirmations: Confirmations(n, head), Transfer: tr,
 		}})
 		need = append(need, n)
 	}

@@ -1,9 +1,11 @@
-// Package watch runs the deposit watchers of the EVM networks inside the operator: one
-// leader-only runnable per configured network that scans the blocks reaching confirmation depth
-// (package evm), matches token transfers against the deposit addresses of v1 transfers (an
-// in-memory AddressBook fed by the Transfer informer), records each match as a Deposit object
-// (the ledger the transfer controller credits from), and persists its progress in the network's
-// ChainCursor. Setup wires it all to a manager.
+// Package watch runs the chain watchers inside the operator: one leader-only runnable per
+// configured network. On EVM networks and Tron it scans the blocks reaching confirmation depth
+// (package evm; Tron through its Ethereum-compatible JSON-RPC, package tron), matches token
+// transfers against the deposit addresses of v1 transfers (an in-memory AddressBook fed by the
+// Transfer informer), records each match as a Deposit object (the ledger the transfer controller
+// credits from), and persists its progress in the network's ChainCursor. On Solana it keeps the
+// ChainCursor in step with the node (SolanaWatcher). Setup wires it all to a manager, and its
+// Chains answers v2 lookups on every configured network.
 package watch
 
 import (

@@ -32,7 +32,7 @@ func ExampleSetup() {
 		return
 	}
 
-	// controllers side (leader-elected): one watcher per configured EVM network
+	// controllers side (leader-elected): one watcher per configured network (EVM, Tron, Solana)
 	chains, err := watch.Setup(mgr, cfg, watch.Options{Log: ctrl.Log.WithName("chains")})
 	if err != nil {
 		return
@@ -40,8 +40,8 @@ func ExampleSetup() {
 	copts := controllers.DefaultOptions()
 	copts.RefundWallet = chains.Refunds // nil without refund.key: Refunds wait, saying so
 	_ = controllers.Setup(mgr, copts)
-	// the transfer controller's v2 verification: chains (a chain.TxLookup) and the address to
-	// expect, cfg.PlatformAddress(network, token)
+	// the transfer controller's v2 verification: chains (a chain.TxLookup, EVM hashes and Solana
+	// signatures) and the address to expect, cfg.PlatformAddress(network, token)
 
 	// facade side: v1 deposit addresses from the xpub (a Secret, a file or an env variable)
 	deriver, err := depositkey.LoadPublic(ctx, mgr.GetAPIReader(), cfg.DepositKey)

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/chain/solana"
+	"github.com/stablepay/payout-operator/internal/chain/tron"
 )
 
 // The watcher's permissions. ChainCursors are created by the watcher of their network; Deposits
@@ -29,13 +32,20 @@ import (
 type Options struct {
 	Log   logr.Logger
 	Clock clock.Clock
+	// SolanaStallAfter is the SolanaWatcher's StallAfter (0: its default).
+	SolanaStallAfter time.Duration
 }
 
 // Chains is what the chain side gives the rest of the operator once set up: the v2 transaction
 // lookup (chain.TxLookup), the platform addresses, the address book and the refund wallet.
 type Chains struct {
-	// Networks are the configured EVM networks.
+	// Networks are the configured networks read over Ethereum's JSON-RPC: the EVM networks, and
+	// Tron (through java-tron's Ethereum-compatible JSON-RPC, with Tron's spelling).
 	Networks map[payoutv1.Network]*evm.Chain
+	// Solana is the Solana network; nil when it is not configured.
+	Solana *solana.Chain
+	// SolanaWatcher keeps the solana ChainCursor in step; nil when Solana is not configured.
+	SolanaWatcher *SolanaWatcher
 	// Book is the deposit-address index the watchers match against.
 	Book *AddressBook
 	// Refunds is the Base refund wallet; nil when none is configured.
@@ -48,10 +58,13 @@ type Chains struct {
 
 var _ chain.TxLookup = (*Chains)(nil)
 
-// Setup registers a deposit watcher (leader-only) for every configured EVM network with mgr, and
-// the address book they share; it reads the refund wallet's key. Nothing is called on the chains
-// here: each watcher checks its node's chain id when it starts, and reports in its ChainCursor
-// while it cannot. Networks of other kinds (solana, tron) are left to their own watchers.
+// Setup registers a watcher (leader-only) for every configured network with mgr, and the
+// address book the deposit watchers share; it reads the refund wallet's key. EVM networks and
+// Tron get a deposit watcher (Watcher: log scans at depth against the address book; Tron's
+// deposit addresses are Base58Check); Solana gets a SolanaWatcher, which keeps its cursor in
+// step and records no deposits (on Solana deposits are v2, looked up by signature). Nothing is
+// called on the chains here: each watcher checks its node (chain id, or genesis hash) when it
+// starts, and reports in its ChainCursor while it cannot.
 func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -63,11 +76,33 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 	sink := &DepositRecorder{Client: mgr.GetClient(), Log: log.WithName("deposits")}
 	for _, name := range cfg.NetworkNames() {
 		n, _ := cfg.Network(name)
-		if n.Kind != config.KindEVM {
-			log.Info("no EVM watcher for a network of another kind", "network", name, "kind", n.Kind)
+		var ch *evm.Chain
+		var err error
+		switch n.Kind {
+		case config.KindEVM:
+			ch, err = evm.NewChain(name, n)
+		case config.KindTron:
+			ch, err = tron.NewChain(name, n)
+		case config.KindSolana:
+			if out.Solana, err = solana.NewChain(name, n); err != nil {
+				return nil, err
+			}
+			out.SolanaWatcher = &SolanaWatcher{
+				Chain:      out.Solana,
+				Client:     mgr.GetClient(),
+				Reader:     mgr.GetAPIReader(),
+				Recorder:   recorder,
+				Clock:      o.Clock,
+				Log:        log.WithName("watcher"),
+				StallAfter: o.SolanaStallAfter,
+			}
+			if err := mgr.Add(out.SolanaWatcher); err != nil {
+				return nil, err
+			}
 			continue
+		default:
+			return nil, fmt.Errorf("%s: no watcher for networks of kind %q", name, n.Kind)
 		}
-		ch, err := evm.NewChain(name, n)
 		if err != nil {
 			return nil, err
 		}
@@ -116,8 +151,12 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 	return out, nil
 }
 
-// LookupTx implements chain.TxLookup over every configured EVM network.
+// LookupTx implements chain.TxLookup over every configured network: EVM networks and Tron by
+// transaction hash, Solana by signature.
 func (c *Chains) LookupTx(ctx context.Context, network payoutv1.Network, txHash string) (*chain.TxObservation, error) {
+	if c.Solana != nil && network == c.Solana.Network {
+		return c.Solana.LookupTx(ctx, network, txHash)
+	}
 	ch := c.Networks[network]
 	if ch == nil {
 		return nil, fmt.Errorf("no chain endpoint is configured for %s", network)

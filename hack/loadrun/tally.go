@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// apiCalls counts the service's requests to the API server by verb and resource while counting
+// is on (the facade's windows), so that the run says what one facade request costs the API
+// server, watches aside.
+type apiCalls struct {
+	on     atomic.Bool
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (a *apiCalls) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if a.on.Load() && req.URL.Query().Get("watch") != "true" {
+			a.mu.Lock()
+			a.counts[req.Method+" "+resourceOf(req.URL.Path)]++
+			a.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// resourceOf names the resource (and subresource) of an API path: /apis/g/v/namespaces/ns/r/n/s
+// gives r/s.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if parts[0] == "api" {
+		parts = parts[2:]
+	} else if len(parts) > 3 {
+		parts = parts[3:]
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		parts = parts[2:]
+	}
+	if len(parts) == 3 {
+		return parts[0] + "/" + parts[2]
+	}
+	return parts[0]
+}
+
+// per prints the counts divided by n, and clears them.
+func (a *apiCalls) per(n int64) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keys := make([]string, 0, len(a.counts))
+	for k := range a.counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-40s %6.2f\n", k, float64(a.counts[k])/float64(max(n, 1)))
+	}
+	a.counts = map[string]int{}
+	return b.String()
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

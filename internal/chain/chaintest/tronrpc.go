@@ -1,0 +1,397 @@
+package chaintest
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// TronMainnetChainID is what eth_chainId answers on Tron mainnet (0x2b6653dc).
+const TronMainnetChainID = 0x2b6653dc
+
+// TronUSDT is Tether's TRC-20 contract on Tron mainnet, TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t.
+var TronUSDT = common.HexToAddress("0xa614f803b6fd780986a42c78ec9c7f77e6ded13c")
+
+// TronRPCTestServer stands in for a Tron node in tests, because none can be installed here
+// (no java-tron in the registries this machine reaches). It answers the part of java-tron's
+// Ethereum-compatible JSON-RPC the watcher uses, in the shapes TRON's documentation gives with
+// responses captured from the Nile testnet (tronprotocol/documentation-en,
+// docs/api/json-rpc/: node/eth_chainId.md, node/eth_blockNumber.md,
+// block-and-tx-query/eth_getBlockByNumber.md and eth_getTransactionReceipt.md,
+// filter/eth_getLogs.md), including its errors (-32602 "exceed max block range: N") and its
+// tags (latest, earliest, finalized = the latest solidified block, 19 below the head here).
+// Single requests and batches are served, as java-tron's JsonRpcServlet does.
+//
+// The chain is kept in memory: Mine makes blocks (3 s apart, with Tron block ids: the height in
+// the first 8 bytes), Transfer queues a TRC-20 Transfer event for the next block, Reorg replaces
+// the newest blocks by empty ones with other ids, SetDown makes the node answer HTTP 503.
+type TronRPCTestServer struct {
+	URL string
+
+	srv *httptest.Server
+
+	mu            sync.Mutex
+	chainID       uint64
+	blocks        []*tronTestBlock
+	pending       []tronTestLog
+	fork          uint64
+	txSeq         uint64
+	maxBlockRange int64
+	down          bool
+	calls         map[string]int
+}
+
+type tronTestBlock struct {
+	number       uint64
+	hash, parent common.Hash
+	timestamp    uint64
+	logs         []tronTestLog
+}
+
+type tronTestLog struct {
+	contract, from, to common.Address
+	amount             *big.Int
+	txID               common.Hash
+}
+
+// Solidification is how far below the head java-tron's "finalized" tag is here.
+const tronSolidification = 19
+
+// NewTronRPCTestServer starts a server whose chain has its genesis block and head blocks more
+// (head >= 0), serving chainID. It stops at the end of the test.
+func NewTronRPCTestServer(tb interface {
+	Helper()
+	Cleanup(func())
+}, chainID uint64, head int) *TronRPCTestServer {
+	tb.Helper()
+	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000, calls: map[string]int{}}
+	s.mine(head + 1)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL + "/jsonrpc"
+	tb.Cleanup(s.srv.Close)
+	return s
+}
+
+// SetMaxBlockRange sets the node's eth_getLogs range limit (java-tron's default is 5000).
+func (s *TronRPCTestServer) SetMaxBlockRange(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxBlockRange = n
+}
+
+// SetDown makes the node answer every request with HTTP 503 (down = true) or serve again.
+func (s *TronRPCTestServer) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+// Calls is how many times method was called.
+func (s *TronRPCTestServer) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
+// Head is the newest block's height.
+func (s *TronRPCTestServer) Head() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(len(s.blocks) - 1)
+}
+
+// BlockHash is the id of block n (which must exist).
+func (s *TronRPCTestServer) BlockHash(n int64) common.Hash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blocks[n].hash
+}
+
+// Mine makes n blocks; the first holds the transfers queued since the last block.
+func (s *TronRPCTestServer) Mine(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mine(n)
+}
+
+func (s *TronRPCTestServer) mine(n int) {
+	for range n {
+		num := uint64(len(s.blocks))
+		var parent common.Hash
+		if num > 0 {
+			parent = s.blocks[num-1].hash
+		}
+		var seed [24]byte
+		binary.BigEndian.PutUint64(seed[:8], num)
+		binary.BigEndian.PutUint64(seed[8:16], s.fork)
+		sum := sha256.Sum256(append(parent[:], seed[:]...))
+		var id common.Hash
+		binary.BigEndian.PutUint64(id[:8], num)
+		copy(id[8:], sum[8:])
+		s.blocks = append(s.blocks, &tronTestBlock{number: num, hash: id, parent: parent, timestamp: 1_700_000_000 + 3*num, logs: s.pending})
+		s.pending = nil
+	}
+}
+
+// Transfer queues a TRC-20 Transfer(from, to, amount) event of contract for the next mined block
+// and returns its transaction id.
+func (s *TronRPCTestServer) Transfer(contract, from, to common.Address, amount int64) common.Hash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.txSeq++
+	id := crypto.Keccak256Hash([]byte(fmt.Sprintf("tron test tx %d", s.txSeq)))
+	s.pending = append(s.pending, tronTestLog{contract: contract, from: from, to: to, amount: big.NewInt(amount), txID: id})
+	return id
+}
+
+// Reorg replaces the newest depth blocks by as many empty blocks with other ids: their
+// transactions leave the chain, as with a fork that did not include them.
+func (s *TronRPCTestServer) Reorg(depth int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks = s.blocks[:len(s.blocks)-depth]
+	s.fork++
+	s.pending = nil
+	s.mine(depth)
+}
+
+type tronRPCRequest struct {
+	JSONRPC string            `json:"jsonrpc"`
+	ID      json.RawMessage   `json:"id"`
+	Method  string            `json:"method"`
+	Params  []json.RawMessage `json:"params"`
+}
+
+type tronRPCError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type tronRPCResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result"`
+	Error   *tronRPCError   `json:"error,omitempty"`
+}
+
+func (s *TronRPCTestServer) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down {
+		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if strings.HasPrefix(strings.TrimSpace(string(body)), "[") {
+		var reqs []tronRPCRequest
+		if err := json.Unmarshal(body, &reqs); err != nil {
+			_ = json.NewEncoder(w).Encode(tronRPCResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &tronRPCError{-32700, "Parse json error"}})
+			return
+		}
+		out := make([]tronRPCResponse, len(reqs))
+		for i, req := range reqs {
+			out[i] = s.call(req)
+		}
+		_ = json.NewEncoder(w).Encode(out)
+		return
+	}
+	var req tronRPCRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		_ = json.NewEncoder(w).Encode(tronRPCResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &tronRPCError{-32700, "Parse json error"}})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(s.call(req))
+}
+
+func (s *TronRPCTestServer) call(req tronRPCRequest) tronRPCResponse {
+	s.calls[req.Method]++
+	res := tronRPCResponse{JSONRPC: "2.0", ID: req.ID}
+	result, rerr := s.dispatch(req)
+	if rerr != nil {
+		res.Error = rerr
+	} else {
+		res.Result = result
+	}
+	return res
+}
+
+func invalidParams(msg string) *tronRPCError { return &tronRPCError{Code: -32602, Message: msg} }
+
+func (s *TronRPCTestServer) dispatch(req tronRPCRequest) (any, *tronRPCError) {
+	head := uint64(len(s.blocks) - 1)
+	switch req.Method {
+	case "eth_chainId", "net_version":
+		return hexutil.Uint64(s.chainID), nil
+	case "eth_blockNumber":
+		return hexutil.Uint64(head), nil
+	case "eth_getBlockByNumber":
+		if len(req.Params) < 1 {
+			return nil, invalidParams("invalid block number")
+		}
+		n, err := s.blockNumber(req.Params[0], head)
+		if err != nil {
+			return nil, err
+		}
+		if n > head {
+			return nil, nil
+		}
+		return s.blockResult(s.blocks[n]), nil
+	case "eth_getLogs":
+		var f struct {
+			FromBlock json.RawMessage `json:"fromBlock"`
+			ToBlock   json.RawMessage `json:"toBlock"`
+			Address   json.RawMessage `json:"address"`
+			Topics    []any           `json:"topics"`
+		}
+		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &f) != nil {
+			return nil, invalidParams("invalid filter")
+		}
+		from, err := s.blockNumber(orLatest(f.FromBlock), head)
+		if err != nil {
+			return nil, err
+		}
+		to, err := s.blockNumber(orLatest(f.ToBlock), head)
+		if err != nil {
+			return nil, err
+		}
+		if from > to {
+			return nil, invalidParams("please verify: fromBlock <= toBlock")
+		}
+		if int64(to-from+1) > s.maxBlockRange {
+			return nil, invalidParams(fmt.Sprintf("exceed max block range: %d", s.maxBlockRange))
+		}
+		addrs := map[common.Address]bool{}
+		var one string
+		var many []string
+		switch {
+		case len(f.Address) == 0 || string(f.Address) == "null":
+		case json.Unmarshal(f.Address, &one) == nil:
+			addrs[common.HexToAddress(one)] = true
+		case json.Unmarshal(f.Address, &many) == nil:
+			for _, a := range many {
+				addrs[common.HexToAddress(a)] = true
+			}
+		}
+		var topic0 string
+		if len(f.Topics) > 0 {
+			topic0, _ = f.Topics[0].(string)
+		}
+		out := []map[string]any{}
+		for n := from; n <= min(to, head); n++ {
+			b := s.blocks[n]
+			for i, l := range b.logs {
+				if len(addrs) > 0 && !addrs[l.contract] {
+					continue
+				}
+				if topic0 != "" && !strings.EqualFold(topic0, transferTopic.Hex()) {
+					continue
+				}
+				out = append(out, logElement(b, i, l))
+			}
+		}
+		return out, nil
+	case "eth_getTransactionReceipt":
+		var id string
+		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &id) != nil {
+			return nil, invalidParams("invalid hash value")
+		}
+		want := common.HexToHash(id)
+		for _, b := range s.blocks {
+			for i, l := range b.logs {
+				if l.txID != want {
+					continue
+				}
+				// eth_getTransactionReceipt.md: a receipt whose logs are this transaction's
+				return map[string]any{
+					"blockHash": b.hash, "blockNumber": hexutil.Uint64(b.number), "transactionHash": l.txID,
+					"transactionIndex": hexutil.Uint64(i), "from": l.from, "to": l.contract,
+					"cumulativeGasUsed": "0x0", "effectiveGasPrice": "0xd2", "gasUsed": "0x3443",
+					"contractAddress": nil, "logs": []map[string]any{logElement(b, i, l)},
+					"logsBloom": "0x" + strings.Repeat("00", 256), "root": nil, "status": "0x1", "type": "0x0",
+				}, nil
+			}
+		}
+		return nil, nil
+	}
+	return nil, &tronRPCError{Code: -32601, Message: "method " + req.Method + " not found"}
+}
+
+var transferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+
+func orLatest(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`"latest"`)
+	}
+	return raw
+}
+
+// blockNumber reads a block parameter: a 0x height or a tag java-tron accepts.
+func (s *TronRPCTestServer) blockNumber(raw json.RawMessage, head uint64) (uint64, *tronRPCError) {
+	var p string
+	if json.Unmarshal(raw, &p) != nil {
+		return 0, invalidParams("invalid block number")
+	}
+	switch p {
+	case "latest":
+		return head, nil
+	case "earliest":
+		return 0, nil
+	case "finalized":
+		if head < tronSolidification {
+			return 0, nil
+		}
+		return head - tronSolidification, nil
+	case "pending", "safe":
+		return 0, invalidParams("TAG " + p + " not supported")
+	}
+	n, err := hexutil.DecodeUint64(p)
+	if err != nil {
+		return 0, invalidParams("invalid block number")
+	}
+	return n, nil
+}
+
+// blockResult is a BlockResult as eth_getBlockByNumber.md shows it (transaction ids only).
+func (s *TronRPCTestServer) blockResult(b *tronTestBlock) map[string]any {
+	txs := []common.Hash{}
+	for _, l := range b.logs {
+		txs = append(txs, l.txID)
+	}
+	zero32 := "0x" + strings.Repeat("00", 32)
+	return map[string]any{
+		"number": hexutil.Uint64(b.number), "hash": b.hash, "parentHash": b.parent,
+		"miner": "0xa234e405a2c6fd67cdd4d0ea2f6188f65534c8b1", "timestamp": hexutil.Uint64(b.timestamp),
+		"size": "0x73d", "transactionsRoot": crypto.Keccak256Hash(b.hash[:]), "stateRoot": "0x",
+		"transactions": txs, "uncles": []string{}, "gasLimit": "0x0", "gasUsed": "0x0",
+		"difficulty": "0x0", "totalDifficulty": "0x0", "extraData": "0x",
+		"logsBloom": "0x" + strings.Repeat("00", 256), "nonce": "0x0000000000000000",
+		"sha3Uncles": zero32, "receiptsRoot": zero32, "mixHash": zero32, "baseFeePerGas": "0x0",
+	}
+}
+
+// logElement is a LogFilterElement as eth_getLogs.md shows it, of a TRC-20 Transfer.
+func logElement(b *tronTestBlock, i int, l tronTestLog) map[string]any {
+	return map[string]any{
+		"address": l.contract, "blockHash": b.hash, "blockNumber": hexutil.Uint64(b.number),
+		"blockTimestamp": hexutil.Uint64(b.timestamp), "transactionHash": l.txID,
+		"transactionIndex": hexutil.Uint64(i), "logIndex": hexutil.Uint64(i), "removed": false,
+		"topics": []common.Hash{transferTopic, common.BytesToHash(l.from[:]), common.BytesToHash(l.to[:])},
+		"data":   hexutil.Bytes(common.BigToHash(l.amount).Bytes()),
+	}
+}
