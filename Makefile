@@ -174,11 +174,11 @@ lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oa
 	$(SPECTRAL) lint --ruleset .spectral.yaml --fail-severity=warn apiserver/openapi.yaml
 
 .PHONY: test-unit
-test-unit: anvil ## Unit tests of the domain packages (no cluster).
+test-unit: anvil postgres ## Unit tests of the domain packages (no cluster).
 	go test -count=1 $$(go list ./internal/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest
-test-envtest: control-plane build anvil kustomize ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
+test-envtest: control-plane build anvil kustomize postgres ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
 	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
 
 .PHONY: test-fuzz
@@ -257,6 +257,10 @@ $(TOOLS_CACHE)/tools/kustomize-$(KUSTOMIZE_VERSION):
 	tmp=$$(mktemp -d $(TOOLS_CACHE)/tools/.tmp-kustomize.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
 	GOBIN=$$tmp go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
 	mv $$tmp/kustomize $@
+
+.PHONY: postgres
+postgres: ## Make sure PostgreSQL's server binaries are installed (the archive's tests start their own server; as root: apt-get).
+	@hack/postgres.sh >/dev/null
 
 .PHONY: spectral
 spectral: $(SPECTRAL) ## Install the Spectral OpenAPI linter from npm (cached by version).

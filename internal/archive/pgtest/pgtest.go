@@ -2,10 +2,10 @@
 // directory, a free loopback port, a private socket directory, stopped when the test ends.
 //
 // The server binaries come from $PG_BIN, else the newest /usr/lib/postgresql/*/bin, else the
-// directory `pg_config --bindir` names. When none is there, a CI run as root installs Debian's
-// `postgresql` with apt-get; anywhere else the test fails and says how to install it — it never
-// skips. PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user
-// (or `nobody`).
+// directory `pg_config --bindir` names: hack/postgres.sh (`make postgres`, which `make test` runs)
+// finds them the same way and, as root on a fresh machine, installs Debian's postgresql. When none
+// is there the test fails and says how to install it — it never skips. PostgreSQL refuses to run
+// as root: as root, the server runs as the `postgres` user (or `nobody`).
 package pgtest
 
 import (
@@ -19,9 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 )
 
 // TB is the part of testing.TB (and of Ginkgo's GinkgoT()) the server needs.
@@ -167,25 +165,15 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-var installOnce sync.Once
-
-// binDir finds the server binaries, installing them in CI as root when they are missing.
+// binDir finds the server binaries. Installing them is the set-up's job (hack/postgres.sh), not
+// a test's: a test that ran apt-get would do so in parallel with the others, and as any user.
 func binDir() (string, error) {
 	if dir, ok := findBin(); ok {
 		return dir, nil
 	}
-	if os.Getenv("CI") != "" && os.Geteuid() == 0 {
-		var err error
-		installOnce.Do(func() { err = aptInstall() })
-		if err != nil {
-			return "", err
-		}
-		if dir, ok := findBin(); ok {
-			return dir, nil
-		}
-	}
 	return "", errors.New("no PostgreSQL server binaries (initdb, pg_ctl) found in $PG_BIN, /usr/lib/postgresql/*/bin or pg_config --bindir: " +
-		"install them (Debian: apt-get install postgresql) or set PG_BIN to their directory")
+		"run `make postgres` (as root it installs Debian's postgresql with apt-get; `make test` does it), " +
+		"or `sudo apt-get install postgresql`, or set PG_BIN to their directory")
 }
 
 func findBin() (string, bool) {
@@ -215,16 +203,4 @@ func version(binDir string) int {
 func isExec(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
-
-func aptInstall() error {
-	for _, args := range [][]string{{"update"}, {"install", "-y", "--no-install-recommends", "postgresql"}} {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %s (after %v): %w\n%s", strings.Join(args, " "), time.Since(start).Round(time.Second), err, tail(out, 2000))
-		}
-	}
-	return nil
 }
