@@ -217,38 +217,113 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		Expect(ok).To(BeFalse())
 	})
 
+	// crashAt runs passes of arch with a crash injected at stage until the transfer's row is in
+	// the archive and the pass stopped there.
+	crashAt := func(stage controllers.ArchiveStage, t *payoutv1.Transfer) {
+		GinkgoHelper()
+		crash := errors.New("injected crash at " + string(stage))
+		arch.Fault = func(at controllers.ArchiveStage) error {
+			if at == stage {
+				return crash
+			}
+			return nil
+		}
+		DeferCleanup(func() { arch.Fault = nil })
+		Eventually(func() bool {
+			_, err := arch.Pass(ctx)
+			Expect(err).To(Or(BeNil(), MatchError(crash)))
+			_, ok, lerr := store.TransferLookup(ctx, t.Name)
+			Expect(lerr).NotTo(HaveOccurred())
+			return ok && errors.Is(err, crash)
+		}).Should(BeTrue())
+	}
+	// restarted is a fresh archiver, as a new leader (or the restarted process) starts it.
+	restarted := func() *controllers.Archiver {
+		return &controllers.Archiver{Client: srv.cfg.Client, Store: store, Clock: arch.Clock, Config: arch.Config,
+			TransferJSON: TransferLookupJSON, RecipientJSON: RecipientLookupJSON, Log: ctrl.Log.WithName("archiver-restarted")}
+	}
+	// finishByRestart runs passes of a fresh archiver until t has left the API server.
+	finishByRestart := func(t *payoutv1.Transfer) {
+		GinkgoHelper()
+		fresh := restarted()
+		Eventually(func() bool {
+			_, err := fresh.Pass(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{}))
+		}).Should(BeTrue())
+	}
+
 	It("resumes an archival interrupted between the insert and the deletes, without duplicates", func() {
 		p := newPayee()
 		t, b := finishedV1(p, "25000000", payoutv1.PhaseCompleted)
 		Eventually(func() any { return p.c.get(rpath(p.rid)).json()["active"] }).Should(BeFalse())
+		Eventually(func() string { // the facade's cache has the last version
+			got := &payoutv1.Transfer{}
+			_ = srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(t), got)
+			return got.ResourceVersion
+		}).Should(Equal(t.ResourceVersion))
+		before := lookup(p, t.Name)
+		Expect(before.status).To(Equal(200))
 		countBefore, err := store.Count(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		crash := errors.New("injected crash after the insert")
-		arch.Fault = func() error { return crash }
-		Eventually(func() bool {
-			_, ok, err := store.TransferLookup(ctx, t.Name)
-			Expect(err).NotTo(HaveOccurred())
-			if ok {
-				return true
-			}
-			_, err = arch.Pass(ctx)
-			Expect(err).To(Or(BeNil(), MatchError(crash)))
-			return false
-		}).Should(BeTrue())
+		crashAt(controllers.FaultInserted, t)
 		// inserted, nothing deleted: the transfer, its deposit and its claim are all live
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{})).To(Succeed())
 		claim := objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, strings.ToLower(b["customer_uuid"].(string))))
 		Expect(env.Client.Get(ctx, claim, &payoutv1.Claim{})).To(Succeed())
+		deposits := &payoutv1.DepositList{}
+		Expect(env.Client.List(ctx, deposits, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name})).To(Succeed())
+		Expect(deposits.Items).To(HaveLen(1))
 		Expect(lookup(p, t.Name).status).To(Equal(200))
 
-		arch.Fault = nil
-		passUntilGone(t)
+		finishByRestart(t)
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, claim, &payoutv1.Claim{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(&deposits.Items[0]), &payoutv1.Deposit{}))).To(BeTrue())
 		countAfter, err := store.Count(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(countAfter.Transfers-countBefore.Transfers).To(Equal(int64(1)), "one row for the transfer, inserted twice")
 		Expect(countAfter.Deposits-countBefore.Deposits).To(Equal(int64(1)), "one row for its deposit")
-		Expect(lookup(p, t.Name).status).To(Equal(200))
+		Eventually(func() string { return string(lookup(p, t.Name).body) }).Should(Equal(string(before.body)))
+	})
+
+	It("resumes an archival interrupted after the claims went and before the transfer did: the keys stay taken meanwhile", func() {
+		p := newPayee()
+		t, b := finishedV1(p, "25000000", payoutv1.PhaseCompleted)
+		Eventually(func() any { return p.c.get(rpath(p.rid)).json()["active"] }).Should(BeFalse())
+		Eventually(func() string {
+			got := &payoutv1.Transfer{}
+			_ = srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(t), got)
+			return got.ResourceVersion
+		}).Should(Equal(t.ResourceVersion))
+		before := lookup(p, t.Name)
+		Expect(before.status).To(Equal(200))
+		countBefore, err := store.Count(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		crashAt(controllers.FaultChildrenDeleted, t)
+		// the transfer is live and answers as before; its claim and deposit are gone, and only
+		// the archive holds its customer_uuid and its deposit's hash now
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{})).To(Succeed())
+		uuid := strings.ToLower(b["customer_uuid"].(string))
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, uuid)), &payoutv1.Claim{}))).To(BeTrue())
+		Expect(string(lookup(p, t.Name).body)).To(Equal(string(before.body)))
+		q := newPayee()
+		reuse := v1Body(q.quote("EUR", "25.00"), "25.00", q.rid)
+		reuse["customer_uuid"] = uuid
+		Expect(errorText(q.c.on(archived).post("/api/payouts/transfer", reuse), 409)).To(ContainSubstring("customer_uuid"),
+			"the uuid of a half-archived transfer is not free")
+		r := q.c.on(archived).post("/api/payouts/transfer/v2", v1Body(q.quote("EUR", "21.00"), "21.00", q.rid))
+		Expect(r.status).To(Equal(200), "%s", r)
+		Expect(errorText(q.c.on(archived).post("/api/payouts/transfer/v2/confirm-transfer",
+			obj{"transfer_id": r.json()["transfer_id"].(string), "tx_hash": t.Status.Deposit.TxHash}), 409)).To(ContainSubstring("already linked"),
+			"nor is its deposit's hash")
+
+		finishByRestart(t)
+		countAfter, err := store.Count(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(countAfter.Transfers - countBefore.Transfers).To(Equal(int64(1)))
+		Expect(countAfter.Deposits-countBefore.Deposits).To(Equal(int64(1)), "the deposit's row stays though the second insert no longer saw it")
+		Eventually(func() string { return string(lookup(p, t.Name).body) }).Should(Equal(string(before.body)))
 	})
 
 	It("fails creation and confirmation closed with 503 while the archive is down; live lookups still work", func() {

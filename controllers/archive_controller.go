@@ -53,11 +53,30 @@ type Archiver struct {
 	RecipientJSON func(*payoutv1.Recipient) ([]byte, error)
 	Log           logr.Logger
 
-	// Fault, when set, runs after each batch's insert and before its deletes; an error stops the
-	// pass there, as a crash would (tests inject one).
-	Fault func() error
+	// Fault, when set, runs at each stage of an archival (FaultInserted once per batch,
+	// FaultChildrenDeleted once per transfer); an error stops the pass there, as a crash would
+	// (tests inject one at each stage and check that nothing is lost).
+	Fault func(stage ArchiveStage) error
 
 	limiter *rate.Limiter
+}
+
+// ArchiveStage names a point between two steps of an archival, where Fault may stop it.
+type ArchiveStage string
+
+const (
+	// FaultInserted: the batch is in the archive and read back; nothing is deleted yet.
+	FaultInserted ArchiveStage = "inserted"
+	// FaultChildrenDeleted: a transfer's deposits, refund and claims are deleted; the transfer
+	// itself is still live.
+	FaultChildrenDeleted ArchiveStage = "children-deleted"
+)
+
+func (a *Archiver) fault(stage ArchiveStage) error {
+	if a.Fault == nil {
+		return nil
+	}
+	return a.Fault(stage)
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers;deposits;refunds;recipients;claims,verbs=get;list;watch;delete
@@ -224,17 +243,18 @@ func (a *Archiver) archiveTransfers(ctx context.Context, batch []archive.Transfe
 	for id, why := range refused {
 		a.Log.Error(why, "transfer left live: the archive refused it", "transfer", id)
 	}
-	if a.Fault != nil {
-		if err := a.Fault(); err != nil {
-			return 0, err
-		}
+	if err := a.fault(FaultInserted); err != nil {
+		return 0, err
 	}
 	done := 0
 	for _, id := range stored {
-		if err := a.deleteTransfer(ctx, byID[id]); err != nil {
+		deleted, err := a.deleteTransfer(ctx, byID[id])
+		if err != nil {
 			return done, fmt.Errorf("transfer %s is archived but still live (the next pass finishes it): %w", id, err)
 		}
-		done++
+		if deleted {
+			done++
+		}
 	}
 	return done, nil
 }
@@ -279,34 +299,38 @@ func (a *Archiver) transferRecord(in *archive.TransferInput) (archive.TransferRe
 
 // deleteTransfer deletes an archived transfer's objects, the transfer last: until it goes, the
 // next pass finds it and finishes. Its delete carries the archived resourceVersion, so that a
-// transfer changed since (a late deposit, a hash) stays and is archived again.
-func (a *Archiver) deleteTransfer(ctx context.Context, in *archive.TransferInput) error {
+// transfer changed since (a late deposit, a hash) stays and is archived again; deleted is false
+// then.
+func (a *Archiver) deleteTransfer(ctx context.Context, in *archive.TransferInput) (deleted bool, err error) {
 	t := in.Transfer
 	for i := range in.Deposits {
 		if err := deleteExact(ctx, a.Client, &in.Deposits[i], ""); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if in.Refund != nil {
 		if err := deleteExact(ctx, a.Client, in.Refund, ""); err != nil {
-			return err
+			return false, err
 		}
 	}
 	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
 	if err := a.releaseClaim(ctx, payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID, holder); err != nil {
-		return err
+		return false, err
 	}
 	if t.Spec.TxHash != "" {
 		if err := a.releaseClaim(ctx, payoutv1.ClaimTxHash, t.Spec.TxHash, holder); err != nil {
-			return err
+			return false, err
 		}
 	}
-	err := deleteExact(ctx, a.Client, t, t.ResourceVersion)
+	if err := a.fault(FaultChildrenDeleted); err != nil {
+		return false, err
+	}
+	err = deleteExact(ctx, a.Client, t, t.ResourceVersion)
 	if apierrors.IsConflict(err) {
 		a.Log.Info("transfer changed while it was archived; it is archived again in the next pass", "transfer", t.Name)
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // releaseClaim deletes the claim on key if holder holds it.

@@ -134,8 +134,9 @@ type DepositRecord struct {
 // PutTransfers writes recs into the archive in one transaction, idempotently: a transfer
 // already archived from the same object (a pass interrupted after its insert) takes the newer
 // version (a transfer changed between the insert and its delete is archived again: the delete
-// is guarded by the resourceVersion archived), and a row of another object with the same id is
-// never touched. It then reads the
+// is guarded by the resourceVersion archived) but keeps the Refund it was archived with (a
+// pass that deleted the Refund object and then stopped inserts again without it), and a row of
+// another object with the same id is never touched. It then reads the
 // rows back and returns the ids whose row holds this very object (same UID): only those may
 // leave the API server. Every other id comes back in refused with the reason: a customer_uuid
 // or v2 hash the archive holds for another transfer, or an id archived from another object.
@@ -205,7 +206,8 @@ func (s *Store) insertTransfers(ctx context.Context, recs []TransferRecord) erro
 					created_at, ended_at, lookup, object, refund)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10, $11, $12, $13, $14)
 				ON CONFLICT (id) DO UPDATE SET tx_hash = EXCLUDED.tx_hash, phase = EXCLUDED.phase, ended_at = EXCLUDED.ended_at,
-					lookup = EXCLUDED.lookup, object = EXCLUDED.object, refund = EXCLUDED.refund
+					lookup = EXCLUDED.lookup, object = EXCLUDED.object,
+					refund = coalesce(EXCLUDED.refund, archived_transfers.refund)
 				WHERE archived_transfers.uid = EXCLUDED.uid`,
 				r.ID, r.UID, r.Namespace, r.Account, r.Method, r.Network, strings.ToLower(r.CustomerUUID), r.TxHash, r.Phase,
 				r.CreatedAt, r.EndedAt, string(r.Lookup), string(r.Object), nullJSON(r.Refund))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/archive/pgtest"
 )
@@ -77,6 +79,27 @@ func TestStore(t *testing.T) {
 			t.Errorf("hash %s used %v %v", c.hash, used, err)
 		}
 	}
+
+	// A pass that deleted the Refund object and then stopped inserts the transfer again without
+	// it: the archived Refund stays.
+	withRefund := record("abababababababababababab", "66666666-2222-3333-4444-555555555555", "")
+	withRefund.Refund = []byte(`{"kind":"Refund","status":{"txHash":"0x01"}}`)
+	again := withRefund
+	again.Refund = nil
+	for _, r := range []archive.TransferRecord{withRefund, again} {
+		if stored, refused, err := s.PutTransfers(ctx, []archive.TransferRecord{r}); err != nil || len(stored) != 1 || len(refused) != 0 {
+			t.Fatalf("put with refund: stored %v refused %v err %v", stored, refused, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refund string
+	if err := conn.QueryRow(ctx, `SELECT refund->'status'->>'txHash' FROM archived_transfers WHERE id = $1`, withRefund.ID).Scan(&refund); err != nil || refund != "0x01" {
+		t.Fatalf("the archived refund after a second insert without it: %q %v", refund, err)
+	}
+	_ = conn.Close(ctx)
 
 	// Another transfer with an archived customer_uuid or hash is refused; the rest of the
 	// batch goes in.
