@@ -316,7 +316,8 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 // otherwise. An archive that is down at start is reached once it is up (503s meanwhile).
 func openArchive(ctx context.Context, o *options, log logr.Logger) (*archive.Store, error) {
 	if !o.archive.Enabled() {
-		log.Info("no --archive-dsn: finished transfers stay in the API server")
+		log.Info("no archive DSN (--archive-dsn, a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
+			"archiveDSNFile", o.archive.DSNFile)
 		return nil, nil
 	}
 	store, err := archive.Open(ctx, o.archive.DSN)

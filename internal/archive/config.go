@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ const DSNEnv = "PAYOUT_ARCHIVE_DSN"
 type Config struct {
 	// DSN of the PostgreSQL archive (postgres://user:password@host:5432/db?sslmode=...).
 	DSN string
-	// DSNFile holds the DSN (a mounted Secret); it wins over DSN's environment variable.
+	// DSNFile holds the DSN (a mounted Secret); it wins over DSN's environment variable. A file
+	// that does not exist is no DSN (the Secret is optional); an empty one is an error.
 	DSNFile string
 	// Retention is how long a transfer stays live after it ended (its last status change).
 	Retention time.Duration
@@ -49,12 +51,16 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 func (c *Config) Resolve() error {
 	if c.DSN == "" && c.DSNFile != "" {
 		b, err := os.ReadFile(c.DSNFile)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// The deployments mount the archive's Secret as optional: no Secret, no file, no
+			// archive. The facade and the controllers mount the same Secret, so they agree.
+		case err != nil:
 			return fmt.Errorf("--archive-dsn-file: %w", err)
-		}
-		c.DSN = strings.TrimSpace(string(b))
-		if c.DSN == "" {
-			return fmt.Errorf("--archive-dsn-file: %s is empty", c.DSNFile)
+		default:
+			if c.DSN = strings.TrimSpace(string(b)); c.DSN == "" {
+				return fmt.Errorf("--archive-dsn-file: %s is empty", c.DSNFile)
+			}
 		}
 	}
 	if c.DSN == "" {

@@ -144,6 +144,26 @@ func TestConfig(t *testing.T) {
 	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
 		t.Errorf("DSN from the environment: %q, %v", c.DSN, err)
 	}
+	// the optional Secret absent: no file, the environment's DSN or none
+	c = DefaultConfig()
+	c.DSNFile = dir + "/absent"
+	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
+		t.Errorf("DSN with the file absent: %q, %v", c.DSN, err)
+	}
+	t.Setenv(DSNEnv, "")
+	c = DefaultConfig()
+	c.DSNFile = dir + "/absent"
+	if err := c.Resolve(); err != nil || c.Enabled() {
+		t.Errorf("no file, no environment: enabled %v, %v", c.Enabled(), err)
+	}
+	if err := writeFile(file, "\n"); err != nil {
+		t.Fatal(err)
+	}
+	c = DefaultConfig()
+	c.DSNFile = file
+	if err := c.Resolve(); err == nil {
+		t.Error("an empty DSN file was accepted")
+	}
 	c = DefaultConfig()
 	c.Batch, c.Rate = 0, 0
 	if err := c.Resolve(); err == nil {
