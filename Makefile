@@ -199,6 +199,12 @@ test-conformance: build control-plane anvil ## The listed conformance cases agai
 loadrun: control-plane ## The facade under load against its baselines (docs/benchmarks.md).
 	go run ./hack/loadrun $(LOADRUN_ARGS)
 
+# 100 000 finished transfers at 150/s are about 12 minutes, plus a retention and a compaction.
+RETENTION_ARGS ?= -finished 100000 -finish-rate 150 -retention 1m -sample 30s -archived-lookups 10000 -workers 4
+.PHONY: bench-retention
+bench-retention: control-plane postgres ## etcd under retention: finished transfers archived, etcd's size, archived lookups (docs/benchmarks.md).
+	go run ./hack/loadrun -phases retention $(RETENTION_ARGS)
+
 ##@ Tools
 
 .PHONY: control-plane
