@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -220,6 +222,9 @@ func (a *Archiver) quoteExpiry(ctx context.Context, t *payoutv1.Transfer) time.T
 	return q.Spec.ExpiresAt.Time
 }
 
+// deleteWorkers is how many archived transfers' deletes run at once.
+const deleteWorkers = 8
+
 // archiveTransfers archives one batch: insert, read back, then delete what was stored.
 func (a *Archiver) archiveTransfers(ctx context.Context, batch []archive.TransferInput) (int, error) {
 	if err := a.limiter.WaitN(ctx, len(batch)); err != nil {
@@ -246,17 +251,27 @@ func (a *Archiver) archiveTransfers(ctx context.Context, batch []archive.Transfe
 	if err := a.fault(FaultInserted); err != nil {
 		return 0, err
 	}
-	done := 0
+	// The transfers of a batch are independent: their deletes run side by side (each transfer's
+	// own deletes stay in order), since one at a time the archiver is bound by the API server's
+	// latency and falls behind the rate transfers finish at.
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(deleteWorkers)
 	for _, id := range stored {
-		deleted, err := a.deleteTransfer(ctx, byID[id])
-		if err != nil {
-			return done, fmt.Errorf("transfer %s is archived but still live (the next pass finishes it): %w", id, err)
-		}
-		if deleted {
-			done++
-		}
+		in := byID[id]
+		g.Go(func() error {
+			deleted, err := a.deleteTransfer(gctx, in)
+			if err != nil {
+				return fmt.Errorf("transfer %s is archived but still live (the next pass finishes it): %w", in.Transfer.Name, err)
+			}
+			if deleted {
+				done.Add(1)
+			}
+			return nil
+		})
 	}
-	return done, nil
+	err = g.Wait()
+	return int(done.Load()), err
 }
 
 func (a *Archiver) transferRecord(in *archive.TransferInput) (archive.TransferRecord, error) {
