@@ -253,11 +253,14 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		}).Should(BeTrue())
 	}
 
-	It("resumes an archival interrupted between the insert and the deletes, without duplicates", func() {
-		p := newPayee()
+	// dueCompleted finishes a v1 transfer of p, waits until it is due (its recipient deleted) and
+	// the facade's cache has its last version, and answers its lookup then and the archive's
+	// counts.
+	dueCompleted := func(p *payee) (*payoutv1.Transfer, obj, *response, archive.Counts) {
+		GinkgoHelper()
 		t, b := finishedV1(p, "25000000", payoutv1.PhaseCompleted)
 		Eventually(func() any { return p.c.get(rpath(p.rid)).json()["active"] }).Should(BeFalse())
-		Eventually(func() string { // the facade's cache has the last version
+		Eventually(func() string {
 			got := &payoutv1.Transfer{}
 			_ = srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(t), got)
 			return got.ResourceVersion
@@ -266,6 +269,12 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		Expect(before.status).To(Equal(200))
 		countBefore, err := store.Count(ctx)
 		Expect(err).NotTo(HaveOccurred())
+		return t, b, before, countBefore
+	}
+
+	It("resumes an archival interrupted between the insert and the deletes, without duplicates", func() {
+		p := newPayee()
+		t, b, before, countBefore := dueCompleted(p)
 		crashAt(controllers.FaultInserted, t)
 		// inserted, nothing deleted: the transfer, its deposit and its claim are all live
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{})).To(Succeed())
@@ -288,17 +297,7 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 
 	It("resumes an archival interrupted after the claims went and before the transfer did: the keys stay taken meanwhile", func() {
 		p := newPayee()
-		t, b := finishedV1(p, "25000000", payoutv1.PhaseCompleted)
-		Eventually(func() any { return p.c.get(rpath(p.rid)).json()["active"] }).Should(BeFalse())
-		Eventually(func() string {
-			got := &payoutv1.Transfer{}
-			_ = srv.cfg.Client.Get(ctx, client.ObjectKeyFromObject(t), got)
-			return got.ResourceVersion
-		}).Should(Equal(t.ResourceVersion))
-		before := lookup(p, t.Name)
-		Expect(before.status).To(Equal(200))
-		countBefore, err := store.Count(ctx)
-		Expect(err).NotTo(HaveOccurred())
+		t, b, before, countBefore := dueCompleted(p)
 
 		crashAt(controllers.FaultChildrenDeleted, t)
 		// the transfer is live and answers as before; its claim and deposit are gone, and only

@@ -203,11 +203,7 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 	if err := env.Client.Status().Update(ctx, cursor); err != nil {
 		return "", err
 	}
-	_, xpub, err := depositkey.Generate()
-	if err != nil {
-		return "", err
-	}
-	pub, err := depositkey.NewPublic(xpub)
+	pub, err := newDepositKey()
 	if err != nil {
 		return "", err
 	}
@@ -230,6 +226,15 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 		}
 	}
 	return srv.URL(), nil
+}
+
+// newDepositKey is a fresh deposit key's public side, for the facade's v1 addresses.
+func newDepositKey() (*depositkey.Public, error) {
+	_, xpub, err := depositkey.Generate()
+	if err != nil {
+		return nil, err
+	}
+	return depositkey.NewPublic(xpub)
 }
 
 // openFacade starts the facade on a free loopback port over mgr's cache, reading the archive on a

@@ -187,11 +187,7 @@ func startArchiving(ctx context.Context, env *testenv.Env, store *archive.Store)
 		TransferJSON: apiserver.TransferLookupJSON, RecipientJSON: apiserver.RecipientLookupJSON, Log: ctrl.Log.WithName("archiver")}); err != nil {
 		return "", err
 	}
-	_, xpub, err := depositkey.Generate()
-	if err != nil {
-		return "", err
-	}
-	pub, err := depositkey.NewPublic(xpub)
+	pub, err := newDepositKey()
 	if err != nil {
 		return "", err
 	}
