@@ -140,6 +140,9 @@ func (s *Server) handleRecipientGet(w http.ResponseWriter, r *http.Request, c *C
 	if err != nil {
 		return err
 	}
+	if isArchived(rc) {
+		return s.writeArchivedRecipient(r.Context(), w, rc)
+	}
 	writeJSON(w, http.StatusOK, recipientView(rc))
 	return nil
 }
@@ -306,6 +309,10 @@ func (s *Server) latestRecipient(ctx context.Context, rc *payoutv1.Recipient) *p
 		next := &payoutv1.Recipient{}
 		key := client.ObjectKey{Namespace: latest.Namespace, Name: strconv.FormatInt(*latest.Spec.ReplacedBy, 10)}
 		if err := s.cfg.APIReader.Get(ctx, key, next); err != nil {
+			if archived, ok := s.archivedReplacement(ctx, key.Namespace, *latest.Spec.ReplacedBy); ok {
+				latest = archived
+				continue
+			}
 			// a replacement that is not there (yet or any more) is still the latest id known
 			return &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 				Spec: payoutv1.RecipientSpec{ID: *latest.Spec.ReplacedBy}}
@@ -373,7 +380,7 @@ func (s *Server) handleRecipientDelete(w http.ResponseWriter, r *http.Request, c
 		return err
 	}
 	failed := 0
-	if rc.Spec.ReplacedBy == nil {
+	if rc.Spec.ReplacedBy == nil && !isArchived(rc) { // an archived recipient was deleted long ago
 		head, err := s.markDeleted(r.Context(), rc)
 		if err != nil {
 			return err
@@ -464,7 +471,7 @@ func (s *Server) findRecipient(ctx context.Context, c *Caller, idText string) (*
 	if len(list.Items) > 0 {
 		return nil, apierror.Errorf(apierror.Forbidden, "recipient %d belongs to another account", id)
 	}
-	return nil, apierror.Errorf(apierror.NotFound, "recipient %d not found", id)
+	return s.archivedRecipient(ctx, c, id, apierror.Errorf(apierror.NotFound, "recipient %d not found", id))
 }
 
 // isIntegerText reports whether s is an optionally signed run of ASCII digits.
@@ -496,6 +503,13 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 		}
 		if err != nil {
 			return nil, err
+		}
+		if archived, err := s.recipientIDArchived(ctx, id); err != nil || archived {
+			s.release(ctx, claim)
+			if err != nil {
+				return nil, err
+			}
+			continue // the id of an archived recipient stays retired
 		}
 		rc.Name, rc.Spec.ID = idText, id
 		if rc.Labels[payoutv1.RecipientLineageLabel] == "" {

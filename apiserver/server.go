@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
@@ -60,6 +61,9 @@ type Config struct {
 	// (the zero value): each replica counts in its own memory. New connects (without waiting
 	// for Redis to answer), Close disconnects.
 	SharedLimits sharedlimits.Config
+	// Archive holds the finished transfers and deleted recipients that left the API server
+	// (see archive.go); nil when archiving is off.
+	Archive *archive.Store
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.

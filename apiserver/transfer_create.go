@@ -296,6 +296,10 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkArchivedUUID(ctx, req.customerUUID); err != nil { // rule 7 for archived transfers
+		s.release(ctx, claim)
+		return nil, err
+	}
 	if err := s.createOwned(ctx, c, t); err != nil {
 		s.release(ctx, claim)
 		if apierrors.IsAlreadyExists(err) {
@@ -357,6 +361,9 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 	}
 	ctx := r.Context()
 	t, err := s.findTransfer(ctx, id)
+	if apierror.CodeOf(err) == apierror.NotFound {
+		return s.confirmArchived(ctx, w, c, id, hash, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -388,6 +395,10 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 		claim, err = held, nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := s.checkArchivedHash(ctx, hash); err != nil { // rule 1 for archived transfers
+		s.release(ctx, claim)
 		return err
 	}
 	var stored *payoutv1.Transfer

@@ -149,9 +149,13 @@ func strPtr(s string) *string {
 }
 
 // handleTransferGet serves GET /api/payouts/transfer/{transfer_id} (spec 4.15). Lookup is
-// global: any valid key reads any transfer whose id it knows.
+// global: any valid key reads any transfer whose id it knows; a transfer that left the API server
+// is answered from the archive, as it was answered before.
 func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Caller) error {
 	t, err := s.findTransfer(r.Context(), r.PathValue("transfer_id"))
+	if apierror.CodeOf(err) == apierror.NotFound {
+		return s.writeArchivedTransfer(r.Context(), w, r.PathValue("transfer_id"), err)
+	}
 	if err != nil {
 		return err
 	}

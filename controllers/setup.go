@@ -42,6 +42,9 @@ type Options struct {
 	RefundWallet *evm.Wallet
 	// RefundPollInterval is how often a refund on its way is looked at; default 2s.
 	RefundPollInterval time.Duration
+
+	// Archive moves finished transfers into the archive after the retention; off without a Store.
+	Archive ArchiveOptions
 }
 
 // DefaultOptions are the production defaults.
@@ -86,6 +89,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
+			return err
+		}
+	}
+	if a := o.Archive; a.Store != nil {
+		if err := mgr.Add(&Archiver{Client: mgr.GetClient(), Store: a.Store, Clock: o.Clock, Config: a.Config, Mailing: o.Notifier != nil,
+			TransferJSON: a.TransferJSON, RecipientJSON: a.RecipientJSON, Log: mgr.GetLogger().WithName("archiver")}); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/apiserver"
 	"github.com/stablepay/payout-operator/controllers"
+	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
@@ -68,8 +69,9 @@ type options struct {
 	mail                            notify.Config
 	chains                          chainconfig.Flags
 	// limits is the Redis server the facade replicas share their limits in (none: per replica)
-	limits sharedlimits.Config
-	zap    zap.Options
+	limits  sharedlimits.Config
+	archive archive.Config
+	zap     zap.Options
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -107,6 +109,8 @@ func parseFlags(args []string) (*options, error) {
 	o.mail.BindFlags(fs)
 	o.chains.BindFlags(fs)
 	o.limits.BindFlags(fs)
+	o.archive = archive.DefaultConfig()
+	o.archive.BindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := flagfile.Load(fs, args, "config"); err != nil {
 		return nil, err
@@ -122,6 +126,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.riskToken == "" {
 		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
+	}
+	if err := o.archive.Resolve(); err != nil {
+		return nil, err
 	}
 	if o.transferExpiry < time.Minute {
 		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
@@ -222,6 +229,10 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	if err != nil {
 		return err
 	}
+	store, err := openArchive(ctx, o, log)
+	if err != nil {
+		return err
+	}
 	var watched *watch.Chains
 	if o.controllers {
 		if watched, err = watch.Setup(mgr, chains, watch.Options{Log: ctrl.Log.WithName("chain")}); err != nil {
@@ -232,6 +243,8 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		copts.RefundWallet = watched.Refunds
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers
+		copts.Archive = controllers.ArchiveOptions{Store: store, Config: o.archive,
+			TransferJSON: apiserver.TransferLookupJSON, RecipientJSON: apiserver.RecipientLookupJSON}
 		provider, err := wise.New(o.fiat)
 		if err != nil {
 			return fmt.Errorf("fiat provider: %w", err)
@@ -259,7 +272,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		} else {
 			log.Info("no deposit key (depositKey.xpub or --deposit-xpub-file): v1 transfers answer 503")
 		}
-		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, log)
+		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, store, log)
 		if err != nil {
 			return err
 		}
@@ -276,7 +289,8 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 }
 
 // newFacade builds the REST facade and its compliance and pricing parts.
-func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
+func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses,
+	store *archive.Store, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
 	catalog := bankaccount.Default()
 	if o.bankDataDir != "" {
 		var err error
@@ -325,8 +339,29 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		Deposits:       addresses,
 		TransferExpiry: o.transferExpiry,
 		SharedLimits:   o.limits,
+		Archive:        store,
 	})
 	return srv, screener, err
+}
+
+// openArchive connects to the transfer archive (internal/archive) when one is configured; nil
+// otherwise. An archive that is down at start is reached once it is up (503s meanwhile).
+func openArchive(ctx context.Context, o *options, log logr.Logger) (*archive.Store, error) {
+	if !o.archive.Enabled() {
+		log.Info("no archive DSN (--archive-dsn, a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
+			"archiveDSNFile", o.archive.DSNFile)
+		return nil, nil
+	}
+	store, err := archive.Open(ctx, o.archive.DSN)
+	if err != nil {
+		return nil, err
+	}
+	go func() { <-ctx.Done(); store.Close() }()
+	if err := store.Ping(ctx); err != nil {
+		log.Error(err, "the transfer archive cannot be reached yet")
+	}
+	log.Info("finished transfers move to the archive", "retention", o.archive.Retention)
+	return store, nil
 }
 
 // rateSource is the embedded snapshot, a snapshot file, or a live refresher.

@@ -8,7 +8,8 @@
 //
 // The load is spread over enough API keys that no per-key limit of spec 8.1 is hit. The facade
 // runs with the controllers beside it, as payoutd runs them. Run it with `make loadrun` (see
-// docs/benchmarks.md); -duration and -workers change the windows.
+// docs/benchmarks.md); -duration and -workers change the windows. `-phases retention` (`make
+// bench-retention`) measures the archive of issue 17 instead: see retention.go.
 package main
 
 import (
@@ -21,12 +22,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +40,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -45,6 +49,7 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
@@ -63,7 +68,7 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
-	phases   = flag.String("phases", "creates,gets", "which measurements to run")
+	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go)")
 	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 )
@@ -78,15 +83,29 @@ func main() {
 }
 
 func run() error {
-	ctx, cancel := context.WithCancel(context.Background())
+	// an interrupt stops the measurement and still stops the control plane (and the archive's
+	// PostgreSQL) on the way out
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	env, err := testenv.Start()
+	var configure []func(*envtest.Environment)
+	if strings.Contains(*phases, "retention") {
+		configure = append(configure, etcdCompaction)
+	}
+	env, err := testenv.Start(configure...)
 	if err != nil {
 		return err
 	}
 	restCfg = env.Config
 	defer profiling.Wait()
 	defer func() { _ = env.Stop() }()
+	if strings.Contains(*phases, "retention") {
+		if err := runRetention(ctx, env); err != nil {
+			return err
+		}
+	}
+	if !strings.Contains(*phases, "creates") && !strings.Contains(*phases, "gets") {
+		return nil
+	}
 	url, err := startService(ctx, env)
 	if err != nil {
 		return err
@@ -184,11 +203,7 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 	if err := env.Client.Status().Update(ctx, cursor); err != nil {
 		return "", err
 	}
-	_, xpub, err := depositkey.Generate()
-	if err != nil {
-		return "", err
-	}
-	pub, err := depositkey.NewPublic(xpub)
+	pub, err := newDepositKey()
 	if err != nil {
 		return "", err
 	}
@@ -196,21 +211,8 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rates, err := pricing.NewSnapshot()
+	srv, err := openFacade(mgr, depositkey.Addresses{Public: pub, Config: chains}, nil)
 	if err != nil {
-		return "", err
-	}
-	srv, err := apiserver.New(apiserver.Config{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Catalog: bankaccount.Default(),
-		Sanctions: sanctions.NewScreener(sanctions.Embedded), KYC: kyc.Store{Reader: mgr.GetClient()},
-		WalletScreen: walletscreen.LocalList{Reader: mgr.GetClient()}, Rates: rates, Clock: clock.RealClock{},
-		Log:      ctrl.Log.WithName("facade"),
-		Deposits: depositkey.Addresses{Public: pub, Config: chains},
-	})
-	if err != nil {
-		return "", err
-	}
-	if err := srv.Open("127.0.0.1:0"); err != nil {
 		return "", err
 	}
 	// the deposit option of usdc on base turns available once its controller has seen the cursor
@@ -224,6 +226,34 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 		}
 	}
 	return srv.URL(), nil
+}
+
+// newDepositKey is a fresh deposit key's public side, for the facade's v1 addresses.
+func newDepositKey() (*depositkey.Public, error) {
+	_, xpub, err := depositkey.Generate()
+	if err != nil {
+		return nil, err
+	}
+	return depositkey.NewPublic(xpub)
+}
+
+// openFacade starts the facade on a free loopback port over mgr's cache, reading the archive on a
+// cache miss when one is given.
+func openFacade(mgr ctrl.Manager, deposits apiserver.DepositAddresses, store *archive.Store) (*apiserver.Server, error) {
+	rates, err := pricing.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Catalog: bankaccount.Default(),
+		Sanctions: sanctions.NewScreener(sanctions.Embedded), KYC: kyc.Store{Reader: mgr.GetClient()},
+		WalletScreen: walletscreen.LocalList{Reader: mgr.GetClient()}, Rates: rates, Clock: clock.RealClock{},
+		Log: ctrl.Log.WithName("facade"), Deposits: deposits, Archive: store,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return srv, srv.Open("127.0.0.1:0")
 }
 
 // result is a measured rate and the latencies of one window.
@@ -522,13 +552,8 @@ func facadeGets(ctx context.Context, c client.Client, url string) (op, error) {
 		return nil, err
 	}
 	ns := payoutv1.AccountNamespace(name)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("namespace %s never appeared", ns)
-		}
+	if err := waitNamespace(ctx, c, ns); err != nil {
+		return nil, err
 	}
 	ids := make([]string, *stored)
 	var wg sync.WaitGroup
@@ -586,6 +611,18 @@ func facadeGets(ctx context.Context, c client.Client, url string) (op, error) {
 		served.Add(1)
 		return nil
 	}), nil
+}
+
+// waitNamespace waits for an account's namespace (its controller makes it).
+func waitNamespace(ctx context.Context, c client.Client, ns string) error {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("namespace %s never appeared", ns)
+		}
+	}
 }
 
 // bareGets is the baseline: a handler that answers a body the size of a transfer lookup, served

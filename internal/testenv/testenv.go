@@ -29,8 +29,9 @@ type Env struct {
 }
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default bin/k8s of the checkout)
-// and installs the CRDs of config/crd/bases.
-func Start() (*Env, error) {
+// and installs the CRDs of config/crd/bases. Each configure runs before the start (a measurement
+// sets flags of the control plane with it).
+func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join(Root(), "bin", "k8s")
@@ -43,6 +44,9 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(Root(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
+	}
+	for _, c := range configure {
+		c(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -1,0 +1,209 @@
+package archive
+
+import (
+	"strings"
+	"time"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// Reason says why a transfer or recipient stays live (or, Due, that it goes to the archive).
+type Reason string
+
+const (
+	// Due: ended longer ago than the retention, nothing owed or in flight: archive it.
+	Due Reason = "Due"
+	// NotEnded: neither completed, failed nor refunded.
+	NotEnded Reason = "NotEnded"
+	// Deleting: the object is being deleted already.
+	Deleting Reason = "Deleting"
+	// MoneyOwed: failed with a deposit that arrived (or is on its way to depth) and was not
+	// refunded. The sender is owed the deposit: the transfer stays live until it is refunded.
+	MoneyOwed Reason = "MoneyOwed"
+	// StrayDeposits: deposits to the transfer's address that were not used are recorded; they
+	// are refunded by hand, and the transfer stays live until an operator marks them settled
+	// (StraysSettledAnnotation).
+	StrayDeposits Reason = "StrayDeposits"
+	// DepositUnrecorded: a Deposit object of the transfer is not in its status yet (the
+	// transfer controller has not seen it): archiving now could lose track of the funds.
+	DepositUnrecorded Reason = "DepositUnrecorded"
+	// RefundInFlight: a refund was asked for and has not reached an end.
+	RefundInFlight Reason = "RefundInFlight"
+	// MailPending: the outcome e-mail is not sent (nor given up on) yet.
+	MailPending Reason = "MailPending"
+	// RecipientPending: the transfer controller has yet to delete the recipient (spec 2.1).
+	RecipientPending Reason = "RecipientPending"
+	// QuoteUnexpired: the transfer's quote could still be used, and the transfer's name (its id)
+	// is what makes a quote single-use: it must not be free before the quote expires.
+	QuoteUnexpired Reason = "QuoteUnexpired"
+	// Retained: ended, but within the retention.
+	Retained Reason = "Retained"
+	// LineageLive: a transfer of the recipient's lineage is still live.
+	LineageLive Reason = "LineageLive"
+	// Active: the recipient takes transfers.
+	Active Reason = "Active"
+)
+
+// StraysSettledAnnotation on a transfer says that its stray deposits (status.strayDeposits)
+// were refunded by hand (its value: who did it, a ticket, the refund hashes): the transfer can
+// then be archived. Without it, a transfer with stray deposits stays live.
+const StraysSettledAnnotation = "payout.stablepay.dev/strays-settled"
+
+// TransferInput is what the archiver observed about one transfer.
+type TransferInput struct {
+	Transfer *payoutv1.Transfer
+	// Deposits are the Deposit objects recorded for the transfer (v1).
+	Deposits []payoutv1.Deposit
+	// Refund is the transfer's refund request, if any.
+	Refund *payoutv1.Refund
+	// RecipientActive: the newest recipient of the transfer's recipient's lineage still takes
+	// transfers (the transfer controller deletes it after the end unless keepRecipient).
+	RecipientActive bool
+	// QuoteExpiresAt is the expiry of the transfer's quote while the Quote object exists; zero
+	// once it is gone.
+	QuoteExpiresAt time.Time
+	// Mailing: outcome e-mails are sent in this deployment, so the transfer waits for its own.
+	Mailing bool
+	// Now and Retention.
+	Now       time.Time
+	Retention time.Duration
+}
+
+// Verdict is the archiver's decision on one object.
+type Verdict struct {
+	// Reason is Due when the object goes to the archive, else why it stays.
+	Reason Reason
+	// At is when the object becomes due if nothing else changes (for Retained and
+	// QuoteUnexpired); zero when only a change of the object can make it due.
+	At time.Time
+}
+
+// Due reports whether the verdict is to archive.
+func (v Verdict) Due() bool { return v.Reason == Due }
+
+// EndedAt is the moment a finished transfer last changed: the retention counts from it, so a
+// late fact (a refund, a stray deposit, a mail) restarts it.
+func EndedAt(t *payoutv1.Transfer) time.Time {
+	if t.Status.UpdatedAt != nil {
+		return t.Status.UpdatedAt.Time
+	}
+	return t.CreationTimestamp.Time
+}
+
+// Ended reports whether the transfer reached a terminal status (spec 3.1).
+func Ended(t *payoutv1.Transfer) bool {
+	st := &t.Status
+	return st.Refund != nil || st.Failure != nil || (st.Payout != nil && st.Payout.State == payoutv1.PayoutCompleted)
+}
+
+// DecideTransfer says whether a transfer goes to the archive now. The checks run in order;
+// the first that holds it back is the verdict. Money comes first: a transfer that owes money
+// or may still receive it stays live whatever its age.
+func DecideTransfer(in TransferInput) Verdict {
+	t := in.Transfer
+	st := &t.Status
+	switch {
+	case !t.DeletionTimestamp.IsZero():
+		return Verdict{Reason: Deleting}
+	case !Ended(t):
+		return Verdict{Reason: NotEnded}
+	case st.Refund == nil && st.Failure != nil && st.Deposit != nil:
+		// failed, a deposit arrived (or is on its way to depth) and it was not sent back
+		return Verdict{Reason: MoneyOwed}
+	case len(st.StrayDeposits) > 0 && t.Annotations[StraysSettledAnnotation] == "":
+		return Verdict{Reason: StrayDeposits}
+	case !depositsRecorded(st, in.Deposits):
+		return Verdict{Reason: DepositUnrecorded}
+	case in.Refund != nil && st.Refund == nil && in.Refund.Status.State != payoutv1.RefundRefused:
+		// asked for; not at depth (or confirmed and not yet copied into the transfer)
+		return Verdict{Reason: RefundInFlight}
+	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st):
+		return Verdict{Reason: MailPending}
+	case !t.Spec.KeepRecipient && in.RecipientActive:
+		return Verdict{Reason: RecipientPending}
+	case !in.QuoteExpiresAt.IsZero() && in.Now.Before(in.QuoteExpiresAt):
+		return Verdict{Reason: QuoteUnexpired, At: later(in.QuoteExpiresAt, EndedAt(t).Add(in.Retention))}
+	}
+	if due := EndedAt(t).Add(in.Retention); in.Now.Before(due) {
+		return Verdict{Reason: Retained, At: due}
+	}
+	return Verdict{Reason: Due}
+}
+
+// depositsRecorded reports whether every Deposit object of the transfer is in its status: as
+// its deposit or as a stray one.
+func depositsRecorded(st *payoutv1.TransferStatus, deps []payoutv1.Deposit) bool {
+	for i := range deps {
+		d := &deps[i].Spec
+		if st.Deposit != nil && strings.EqualFold(st.Deposit.TxHash, d.TxHash) && st.Deposit.LogIndex == d.LogIndex {
+			continue
+		}
+		found := false
+		for _, s := range st.StrayDeposits {
+			if strings.EqualFold(s.TxHash, d.TxHash) && s.LogIndex == d.LogIndex {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// mailed reports whether the outcome e-mail of a finished transfer was sent or given up on.
+func mailed(st *payoutv1.TransferStatus) bool {
+	kind := payoutv1.NotificationPayoutSent
+	if st.Failure != nil {
+		kind = payoutv1.NotificationFailed
+	}
+	for _, n := range st.Notifications {
+		if n.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// RecipientInput is what the archiver observed about one recipient.
+type RecipientInput struct {
+	Recipient *payoutv1.Recipient
+	// LineageLive: some transfer of the recipient's lineage (any of its ids) is still live.
+	LineageLive bool
+	Now         time.Time
+	Retention   time.Duration
+}
+
+// DecideRecipient says whether a recipient goes to the archive now: deactivated (deleted
+// through the API, after its transfer, or replaced by an update), no transfer of its lineage
+// left live (the transfer controller reads the lineage of every live transfer), and deleted
+// longer ago than the retention (the deletion time when the API recorded one, else the
+// recipient's creation: a recipient deleted after a transfer is reached only once that
+// transfer left, itself a retention after it ended).
+func DecideRecipient(in RecipientInput) Verdict {
+	rc := in.Recipient
+	switch {
+	case !rc.DeletionTimestamp.IsZero():
+		return Verdict{Reason: Deleting}
+	case !rc.Spec.Deactivated:
+		return Verdict{Reason: Active}
+	case in.LineageLive:
+		return Verdict{Reason: LineageLive}
+	}
+	since := rc.CreationTimestamp.Time
+	if at, ok := rc.DeletedAt(); ok && at.After(since) {
+		since = at
+	}
+	if due := since.Add(in.Retention); in.Now.Before(due) {
+		return Verdict{Reason: Retained, At: due}
+	}
+	return Verdict{Reason: Due}
+}

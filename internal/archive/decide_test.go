@@ -1,0 +1,172 @@
+package archive
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+func TestDecideTransfer(t *testing.T) {
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	const retention = 30 * 24 * time.Hour
+	old := metav1.NewTime(now.Add(-retention - time.Hour))
+	recent := metav1.NewTime(now.Add(-time.Hour))
+	confirmed := metav1.NewTime(now.Add(-40 * 24 * time.Hour))
+	deposit := func() *payoutv1.DepositFacts {
+		return &payoutv1.DepositFacts{TxHash: "0xaa", LogIndex: 3, Amount: "25000000", ConfirmedAt: &confirmed}
+	}
+	completed := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
+		t := &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Name: "65f1c0de9a8b7c6d5e4f3a21", CreationTimestamp: metav1.NewTime(now.Add(-50 * 24 * time.Hour))}}
+		t.Spec.CustomerEmail = "a@example.com"
+		t.Status.Deposit = deposit()
+		t.Status.Payout = &payoutv1.PayoutFacts{State: payoutv1.PayoutCompleted}
+		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationPayoutSent}}
+		t.Status.UpdatedAt = &old
+		for _, m := range mods {
+			m(t)
+		}
+		return t
+	}
+	failed := func(t *payoutv1.Transfer) {
+		t.Status.Payout = nil
+		t.Status.Failure = &payoutv1.TransferFailure{Reason: payoutv1.FailureExpired, Message: "no deposit"}
+		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationFailed}}
+	}
+	noDeposit := func(t *payoutv1.Transfer) { t.Status.Deposit = nil }
+	refunded := func(t *payoutv1.Transfer) {
+		failed(t)
+		t.Status.Refund = &payoutv1.RefundFacts{TxHash: "0xbb"}
+	}
+	depositObj := func(hash string, log int64) payoutv1.Deposit {
+		return payoutv1.Deposit{Spec: payoutv1.DepositSpec{TxHash: hash, LogIndex: log}}
+	}
+	cases := []struct {
+		name string
+		in   TransferInput
+		want Reason
+	}{
+		{"completed long ago", TransferInput{Transfer: completed()}, Due},
+		{"completed within the retention", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Status.UpdatedAt = &recent })}, Retained},
+		{"in progress", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Payout.State = payoutv1.PayoutAccepted })}, NotEnded},
+		{"waiting for a deposit", TransferInput{Transfer: completed(noDeposit, func(t *payoutv1.Transfer) { t.Status.Payout = nil })}, NotEnded},
+		{"failed without a deposit", TransferInput{Transfer: completed(failed, noDeposit)}, Due},
+		{"failed with a deposit, not refunded", TransferInput{Transfer: completed(failed)}, MoneyOwed},
+		{"failed with a v2 deposit on its way to depth", TransferInput{Transfer: completed(failed, func(t *payoutv1.Transfer) { t.Status.Deposit.ConfirmedAt = nil })}, MoneyOwed},
+		{"refunded", TransferInput{Transfer: completed(refunded)}, Due},
+		{"stray deposits", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) {
+			t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: "0xcc", Amount: "1"}}
+		})}, StrayDeposits},
+		{"stray deposits settled by hand", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) {
+			t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: "0xcc", Amount: "1"}}
+			t.Annotations = map[string]string{StraysSettledAnnotation: "ticket 42"}
+		})}, Due},
+		{"every deposit object recorded", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xAA", 3)}}, Due},
+		{"a deposit object not recorded yet", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), depositObj("0xdd", 0)}}, DepositUnrecorded},
+		{"a refund on its way", TransferInput{Transfer: completed(failed, noDeposit), Refund: &payoutv1.Refund{Status: payoutv1.RefundStatus{State: payoutv1.RefundBroadcast}}}, RefundInFlight},
+		{"a refused refund", TransferInput{Transfer: completed(failed, noDeposit), Refund: &payoutv1.Refund{Status: payoutv1.RefundStatus{State: payoutv1.RefundRefused}}}, Due},
+		{"mail not sent", TransferInput{Mailing: true, Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Notifications = nil })}, MailPending},
+		{"mail not sent, no mail configured", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Notifications = nil })}, Due},
+		{"recipient still active", TransferInput{Transfer: completed(), RecipientActive: true}, RecipientPending},
+		{"recipient kept", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Spec.KeepRecipient = true }), RecipientActive: true}, Due},
+		{"quote still valid", TransferInput{Transfer: completed(), QuoteExpiresAt: now.Add(time.Minute)}, QuoteUnexpired},
+		{"quote expired", TransferInput{Transfer: completed(), QuoteExpiresAt: now.Add(-time.Minute)}, Due},
+		{"being deleted", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.DeletionTimestamp = &recent })}, Deleting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.in.Now, c.in.Retention = now, retention
+			got := DecideTransfer(c.in)
+			if got.Reason != c.want {
+				t.Fatalf("got %s, want %s", got.Reason, c.want)
+			}
+			if got.Reason == Retained && !got.At.Equal(recent.Add(retention)) {
+				t.Errorf("due at %v, want %v", got.At, recent.Add(retention))
+			}
+		})
+	}
+}
+
+func TestDecideRecipient(t *testing.T) {
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	const retention = time.Hour
+	rc := func(deactivated bool, created time.Time, deletedAt string) *payoutv1.Recipient {
+		r := &payoutv1.Recipient{ObjectMeta: metav1.ObjectMeta{Name: "1000000000001", CreationTimestamp: metav1.NewTime(created)}}
+		r.Spec.Deactivated = deactivated
+		if deletedAt != "" {
+			r.Annotations = map[string]string{payoutv1.RecipientDeletedAtAnnotation: deletedAt}
+		}
+		return r
+	}
+	long := now.Add(-2 * retention)
+	cases := []struct {
+		name string
+		in   RecipientInput
+		want Reason
+	}{
+		{"active", RecipientInput{Recipient: rc(false, long, "")}, Active},
+		{"deleted long ago", RecipientInput{Recipient: rc(true, long, long.Format(time.RFC3339Nano))}, Due},
+		{"deleted a moment ago", RecipientInput{Recipient: rc(true, long, now.Add(-time.Minute).Format(time.RFC3339Nano))}, Retained},
+		{"deactivated after a transfer", RecipientInput{Recipient: rc(true, long, "")}, Due},
+		{"a transfer of its lineage is live", RecipientInput{Recipient: rc(true, long, ""), LineageLive: true}, LineageLive},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.in.Now, c.in.Retention = now, retention
+			if got := DecideRecipient(c.in); got.Reason != c.want {
+				t.Fatalf("got %s, want %s", got.Reason, c.want)
+			}
+		})
+	}
+}
+
+func TestConfig(t *testing.T) {
+	c := DefaultConfig()
+	if c.Enabled() {
+		t.Fatal("enabled without a DSN")
+	}
+	dir := t.TempDir()
+	file := dir + "/dsn"
+	if err := writeFile(file, "  postgres://archiver@db:5432/archive\n"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(DSNEnv, "postgres://from-env@db/archive")
+	c.DSNFile = file
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if c.DSN != "postgres://archiver@db:5432/archive" {
+		t.Errorf("DSN from the file: %q", c.DSN)
+	}
+	c = DefaultConfig()
+	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
+		t.Errorf("DSN from the environment: %q, %v", c.DSN, err)
+	}
+	// the optional Secret absent: no file, the environment's DSN or none
+	c = DefaultConfig()
+	c.DSNFile = dir + "/absent"
+	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
+		t.Errorf("DSN with the file absent: %q, %v", c.DSN, err)
+	}
+	t.Setenv(DSNEnv, "")
+	c = DefaultConfig()
+	c.DSNFile = dir + "/absent"
+	if err := c.Resolve(); err != nil || c.Enabled() {
+		t.Errorf("no file, no environment: enabled %v, %v", c.Enabled(), err)
+	}
+	if err := writeFile(file, "\n"); err != nil {
+		t.Fatal(err)
+	}
+	c = DefaultConfig()
+	c.DSNFile = file
+	if err := c.Resolve(); err == nil {
+		t.Error("an empty DSN file was accepted")
+	}
+	c = DefaultConfig()
+	c.Batch, c.Rate = 0, 0
+	if err := c.Resolve(); err == nil {
+		t.Error("a zero batch and rate were accepted")
+	}
+}
