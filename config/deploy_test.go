@@ -195,7 +195,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, false, "get", namespace, "secrets", "", "core"},
 			{facade, false, "create", namespace, "leases", "", "coordination.k8s.io"},
 			{facade, false, "list", "", "namespaces", "", "core"},
-			// the controllers: statuses, deposits, cursors, events, their lease
+			// the controllers: statuses, deposits, cursors, events, their lease, the archiver's deletes
 			{controller, true, "update", acme, "transfers", "status", ""},
 			{controller, true, "patch", acme, "transfers", "status", ""},
 			{controller, true, "create", acme, "deposits", "", ""},
@@ -205,7 +205,8 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, true, "update", namespace, "leases", "", "coordination.k8s.io"},
 			{controller, false, "create", "default", "leases", "", "coordination.k8s.io"},
 			{controller, false, "create", acme, "transfers", "", ""},
-			{controller, false, "delete", acme, "transfers", "", ""},
+			// the archiver deletes a finished transfer once its archive row is read back (Retention)
+			{controller, true, "delete", acme, "transfers", "", ""},
 			{controller, false, "create", acme, "recipients", "", ""},
 			{controller, false, "get", namespace, "secrets", "", "core"},
 			// the operators' plugin
