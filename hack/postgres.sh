@@ -34,32 +34,13 @@ if [ -n "$bin" ]; then
   exit 0
 fi
 
-if [ "$(id -u)" != 0 ]; then
-  cat >&2 <<'MSG'
-PostgreSQL's server is not installed, and only root can install it here. The tests of the
-transfer archive run a real PostgreSQL: install Debian's package and run make again:
-    sudo apt-get update && sudo apt-get install -y postgresql
-(or set PG_BIN to a directory holding initdb, pg_ctl and postgres)
-MSG
+if [ -n "${PG_BIN:-}" ]; then
+  echo "postgres: PG_BIN=$PG_BIN holds no initdb, pg_ctl and postgres" >&2
   exit 1
 fi
-
-echo "[postgres] installing Debian's postgresql with apt-get (once per machine)" >&2
-# The package's maintainer scripts would start the system service (a server on port 5432 for
-# nobody): forbid service starts while it installs, unless a policy is already in place. The
-# default cluster they create (/var/lib/postgresql/*/main) stays stopped; the tests never use it.
-policy=/usr/sbin/policy-rc.d
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' > "$policy"
-  chmod 755 "$policy"
-  trap 'rm -f "$policy"' EXIT
-fi
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -qq --no-install-recommends postgresql >&2; then
-  # a fresh machine has no package lists yet
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends postgresql >&2
-fi
+# The default cluster the package creates (/var/lib/postgresql/*/main) stays stopped; the tests
+# never use it.
+"$(dirname "$0")/apt-install.sh" postgresql "The tests of the transfer archive run a real PostgreSQL (or set PG_BIN to a directory holding initdb, pg_ctl and postgres)"
 
 bin=$(find_pg)
 [ -n "$bin" ] || { echo "postgres: apt-get installed the package but no server binaries were found under /usr/lib/postgresql" >&2; exit 1; }

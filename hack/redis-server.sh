@@ -18,30 +18,7 @@ if [ -n "$bin" ]; then
   exit 0
 fi
 
-if [ "$(id -u)" != 0 ]; then
-  cat >&2 <<'EOF'
-redis-server is not installed, and only root can install it here. The tests of the shared rate
-limits run a real Redis: install Debian's package and run make again:
-    sudo apt-get update && sudo apt-get install -y redis-server
-EOF
-  exit 1
-fi
-
-echo "[redis-server] installing Debian's redis-server with apt-get (once per machine)" >&2
-# The package's maintainer scripts would start the system service (a Redis on port 6379 for
-# nobody): forbid service starts while it installs, unless a policy is already in place.
-policy=/usr/sbin/policy-rc.d
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' > "$policy"
-  chmod 755 "$policy"
-  trap 'rm -f "$policy"' EXIT
-fi
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -qq --no-install-recommends redis-server >&2; then
-  # a fresh machine has no package lists yet
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends redis-server >&2
-fi
+"$(dirname "$0")/apt-install.sh" redis-server "The tests of the shared rate limits run a real Redis"
 
 bin=$(find_redis)
 [ -n "$bin" ] || { echo "redis-server: apt-get installed the package but no redis-server binary was found" >&2; exit 1; }
