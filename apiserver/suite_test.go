@@ -332,18 +332,25 @@ func errorText(r *response, status int) string {
 // BIP-32 key, the v2 one of USDC on base from the chain configuration.
 func testDepositAddresses() depositkey.Addresses {
 	GinkgoHelper()
-	_, xpub, err := depositkey.Generate()
-	Expect(err).NotTo(HaveOccurred())
-	pub, err := depositkey.NewPublic(xpub)
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := chainconfig.Parse([]byte(`networks:
+	return depositAddresses(`networks:
   base:
     rpc: [http://127.0.0.1:1]
     tokens:
       usdc:
         contract: "0x00000000000000000000000000000000000000c1"
         platformAddress: "0x00000000000000000000000000000000000000f2"
-`))
+`)
+}
+
+// depositAddresses issues v1 addresses from a fresh BIP-32 key and v2 ones from the chain
+// configuration chains.
+func depositAddresses(chains string) depositkey.Addresses {
+	GinkgoHelper()
+	_, xpub, err := depositkey.Generate()
+	Expect(err).NotTo(HaveOccurred())
+	pub, err := depositkey.NewPublic(xpub)
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := chainconfig.Parse([]byte(chains))
 	Expect(err).NotTo(HaveOccurred())
 	return depositkey.Addresses{Public: pub, Config: cfg}
 }

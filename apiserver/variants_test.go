@@ -15,7 +15,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/controllers"
-	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
@@ -330,10 +329,6 @@ func (c everyOptionAvailable) Get(ctx context.Context, key client.ObjectKey, obj
 // with a v2 address for USDC on each network that takes v2 transfers.
 func allNetworksDepositAddresses() depositkey.Addresses {
 	GinkgoHelper()
-	_, xpub, err := depositkey.Generate()
-	Expect(err).NotTo(HaveOccurred())
-	pub, err := depositkey.NewPublic(xpub)
-	Expect(err).NotTo(HaveOccurred())
 	doc := "networks:\n"
 	for i, n := range []string{"base", "ethereum", "polygon", "arbitrum", "avalanche"} {
 		doc += fmt.Sprintf("  %s:\n    rpc: [http://127.0.0.1:1]\n    tokens:\n      usdc: {contract: \"0x%040x\", platformAddress: \"0x%040x\"}\n", n, 0xc10+i, 0xf20+i)
@@ -343,9 +338,7 @@ func allNetworksDepositAddresses() depositkey.Addresses {
 	}
 	doc += "  solana:\n    rpc: [http://127.0.0.1:1]\n    tokens:\n      usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, platformAddress: 3fTPf5EUuB6C8RM9TQ4M6zR3SWxHWF7bJNyspSVhz6G7}\n"
 	doc += "  tron:\n    rpc: [http://127.0.0.1:1]\n    chainID: 728126428\n    tokens:\n      usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}\n"
-	cfg, err := chainconfig.Parse([]byte(doc))
-	Expect(err).NotTo(HaveOccurred())
-	return depositkey.Addresses{Public: pub, Config: cfg}
+	return depositAddresses(doc)
 }
 
 var _ = Describe("every transfer variant, stored on the real API server (spec 4.10, 4.11)", func() {
