@@ -94,18 +94,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 	if c.Password == "" {
 		c.Password = Secret(os.Getenv(EnvPassword))
 	}
-	if c.KeyPrefix == "" {
-		c.KeyPrefix = DefaultKeyPrefix
-	}
-	if c.DialTimeout == 0 {
-		c.DialTimeout = DefaultDialTimeout
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
-	}
+	d := c.withDefaults() // the defaults --help shows
+	c.KeyPrefix, c.DialTimeout, c.Timeout, c.Backoff = d.KeyPrefix, d.DialTimeout, d.Timeout, d.Backoff
 	fs.StringVar(&c.Addr, FlagAddr, c.Addr, "Redis server (host:port) where the facade replicas share the per-key rate limits and the per-address authentication-failure limits; empty: each replica counts on its own")
 	fs.StringVar(&c.Username, FlagUsername, c.Username, "Redis ACL username (default: the default user)")
 	fs.StringVar(&c.PasswordFile, FlagPasswordFile, c.PasswordFile, "file holding the Redis password, e.g. a mounted Secret (or env "+EnvPassword+")")
