@@ -5,11 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync"
 
 	solanago "github.com/gagliardetto/solana-go"
 )
@@ -54,16 +50,12 @@ func SolanaAddress(seed string) string {
 type SolanaRPCTestServer struct {
 	URL string
 
-	srv *httptest.Server
-
-	mu                              sync.Mutex
+	rpcServer                       // mu guards the fields below
 	genesis                         string
 	processed, confirmed, finalized uint64
 	behind                          int
-	down                            bool
 	txs                             map[string]*solanaTestTx
 	seq                             uint64
-	calls                           map[string]int
 }
 
 type solanaTestTx struct {
@@ -109,10 +101,8 @@ func NewSolanaRPCTestServer(tb interface {
 }, genesis string) *SolanaRPCTestServer {
 	tb.Helper()
 	s := &SolanaRPCTestServer{genesis: genesis, processed: 1000, confirmed: 998, finalized: 966,
-		txs: map[string]*solanaTestTx{}, calls: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	tb.Cleanup(s.srv.Close)
+		txs: map[string]*solanaTestTx{}}
+	s.URL = s.start(tb, s.handle)
 	return s
 }
 
@@ -137,20 +127,6 @@ func (s *SolanaRPCTestServer) SetBehind(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.behind = n
-}
-
-// SetDown makes the node answer every request with HTTP 503 (down = true) or serve again.
-func (s *SolanaRPCTestServer) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-// Calls is how many times method was called.
-func (s *SolanaRPCTestServer) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
 }
 
 // Blockhash is the hash of the block of slot.
@@ -370,36 +346,11 @@ func uiAmount(units uint64) map[string]any {
 	return map[string]any{"amount": strconv.FormatUint(units, 10), "decimals": 6, "uiAmount": ui, "uiAmountString": s}
 }
 
-type solanaRPCRequest struct {
-	JSONRPC string            `json:"jsonrpc"`
-	ID      json.RawMessage   `json:"id"`
-	Method  string            `json:"method"`
-	Params  []json.RawMessage `json:"params"`
-}
-
-type solanaRPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-func (s *SolanaRPCTestServer) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.down {
-		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	var req solanaRPCRequest
+// handle answers one request (no batches: the Solana client sends none).
+func (s *SolanaRPCTestServer) handle(body []byte) any {
+	var req rpcRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": solanaRPCError{Code: -32700, Message: "Parse error"}})
-		return
+		return map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError{Code: -32700, Message: "Parse error"}}
 	}
 	s.calls[req.Method]++
 	id := req.ID
@@ -408,14 +359,13 @@ func (s *SolanaRPCTestServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	result, rerr := s.dispatch(req)
 	if rerr != nil {
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": rerr})
-		return
+		return map[string]any{"jsonrpc": "2.0", "id": id, "error": rerr}
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	return map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
 }
 
 // reqConfig reads a request's configuration object at position i (absent: empty).
-func reqConfig(req solanaRPCRequest, i int) map[string]any {
+func reqConfig(req rpcRequest, i int) map[string]any {
 	out := map[string]any{}
 	if len(req.Params) > i {
 		_ = json.Unmarshal(req.Params[i], &out)
@@ -424,7 +374,7 @@ func reqConfig(req solanaRPCRequest, i int) map[string]any {
 }
 
 // slotAt is the newest slot at a commitment (finalized when none is given, as agave does).
-func (s *SolanaRPCTestServer) slotAt(commitment any) (uint64, *solanaRPCError) {
+func (s *SolanaRPCTestServer) slotAt(commitment any) (uint64, *rpcError) {
 	switch commitment {
 	case nil, "finalized":
 		return s.finalized, nil
@@ -433,20 +383,20 @@ func (s *SolanaRPCTestServer) slotAt(commitment any) (uint64, *solanaRPCError) {
 	case "processed":
 		return s.processed, nil
 	}
-	return 0, &solanaRPCError{Code: -32602, Message: fmt.Sprintf("Invalid params: unknown variant `%v`", commitment)}
+	return 0, &rpcError{Code: -32602, Message: fmt.Sprintf("Invalid params: unknown variant `%v`", commitment)}
 }
 
 func (s *SolanaRPCTestServer) context(slot uint64) map[string]any {
 	return map[string]any{"apiVersion": "2.2.14", "slot": slot}
 }
 
-func (s *SolanaRPCTestServer) dispatch(req solanaRPCRequest) (any, *solanaRPCError) {
+func (s *SolanaRPCTestServer) dispatch(req rpcRequest) (any, *rpcError) {
 	switch req.Method {
 	case "getGenesisHash":
 		return s.genesis, nil
 	case "getHealth":
 		if s.behind > 0 {
-			return nil, &solanaRPCError{Code: -32005, Message: fmt.Sprintf("Node is behind by %d slots", s.behind), Data: map[string]any{"numSlotsBehind": s.behind}}
+			return nil, &rpcError{Code: -32005, Message: fmt.Sprintf("Node is behind by %d slots", s.behind), Data: map[string]any{"numSlotsBehind": s.behind}}
 		}
 		return "ok", nil
 	case "getSlot":
@@ -460,17 +410,17 @@ func (s *SolanaRPCTestServer) dispatch(req solanaRPCRequest) (any, *solanaRPCErr
 	case "getTransaction":
 		var sig string
 		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &sig) != nil {
-			return nil, &solanaRPCError{Code: -32602, Message: "Invalid params: invalid type"}
+			return nil, &rpcError{Code: -32602, Message: "Invalid params: invalid type"}
 		}
 		cfg := reqConfig(req, 1)
 		if cfg["encoding"] != "jsonParsed" {
-			return nil, &solanaRPCError{Code: -32602, Message: "this test server answers jsonParsed only"}
+			return nil, &rpcError{Code: -32602, Message: "this test server answers jsonParsed only"}
 		}
 		if cfg["commitment"] == "processed" {
-			return nil, &solanaRPCError{Code: -32602, Message: "Method does not support commitment below `confirmed`"}
+			return nil, &rpcError{Code: -32602, Message: "Method does not support commitment below `confirmed`"}
 		}
 		if v, ok := cfg["maxSupportedTransactionVersion"].(float64); !ok || v != 0 {
-			return nil, &solanaRPCError{Code: -32015, Message: "Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": 0"}
+			return nil, &rpcError{Code: -32015, Message: "Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": 0"}
 		}
 		upTo, err := s.slotAt(cfg["commitment"])
 		if err != nil {
@@ -484,7 +434,7 @@ func (s *SolanaRPCTestServer) dispatch(req solanaRPCRequest) (any, *solanaRPCErr
 	case "getSignatureStatuses":
 		var sigs []string
 		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &sigs) != nil {
-			return nil, &solanaRPCError{Code: -32602, Message: "Invalid params: invalid type"}
+			return nil, &rpcError{Code: -32602, Message: "Invalid params: invalid type"}
 		}
 		history, _ := reqConfig(req, 1)["searchTransactionHistory"].(bool)
 		values := make([]any, len(sigs))
@@ -509,7 +459,7 @@ func (s *SolanaRPCTestServer) dispatch(req solanaRPCRequest) (any, *solanaRPCErr
 	case "getBlock":
 		var slot uint64
 		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &slot) != nil {
-			return nil, &solanaRPCError{Code: -32602, Message: "Invalid params: invalid type"}
+			return nil, &rpcError{Code: -32602, Message: "Invalid params: invalid type"}
 		}
 		cfg := reqConfig(req, 1)
 		upTo, err := s.slotAt(cfg["commitment"])
@@ -517,19 +467,19 @@ func (s *SolanaRPCTestServer) dispatch(req solanaRPCRequest) (any, *solanaRPCErr
 			return nil, err
 		}
 		if slot > upTo {
-			return nil, &solanaRPCError{Code: -32004, Message: fmt.Sprintf("Block not available for slot %d", slot)}
+			return nil, &rpcError{Code: -32004, Message: fmt.Sprintf("Block not available for slot %d", slot)}
 		}
 		block := map[string]any{
 			"blockHeight": slot - 10, "blockTime": SolanaBlockTime(slot), "blockhash": s.blockhash(slot),
 			"parentSlot": slot - 1, "previousBlockhash": s.blockhash(slot - 1),
 		}
 		if cfg["transactionDetails"] != "none" {
-			return nil, &solanaRPCError{Code: -32602, Message: "this test server answers transactionDetails none only"}
+			return nil, &rpcError{Code: -32602, Message: "this test server answers transactionDetails none only"}
 		}
 		if cfg["rewards"] != false {
 			block["rewards"] = []any{}
 		}
 		return block, nil
 	}
-	return nil, &solanaRPCError{Code: -32601, Message: "Method not found"}
+	return nil, &rpcError{Code: -32601, Message: "Method not found"}
 }

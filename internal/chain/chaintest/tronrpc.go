@@ -5,12 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -39,17 +35,13 @@ var TronUSDT = common.HexToAddress("0xa614f803b6fd780986a42c78ec9c7f77e6ded13c")
 type TronRPCTestServer struct {
 	URL string
 
-	srv *httptest.Server
-
-	mu            sync.Mutex
+	rpcServer     // mu guards the fields below
 	chainID       uint64
 	blocks        []*tronTestBlock
 	pending       []tronTestLog
 	fork          uint64
 	txSeq         uint64
 	maxBlockRange int64
-	down          bool
-	calls         map[string]int
 }
 
 type tronTestBlock struct {
@@ -75,11 +67,9 @@ func NewTronRPCTestServer(tb interface {
 	Cleanup(func())
 }, chainID uint64, head int) *TronRPCTestServer {
 	tb.Helper()
-	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000, calls: map[string]int{}}
+	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000}
 	s.mine(head + 1)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/jsonrpc"
-	tb.Cleanup(s.srv.Close)
+	s.URL = s.start(tb, s.handle) + "/jsonrpc"
 	return s
 }
 
@@ -88,20 +78,6 @@ func (s *TronRPCTestServer) SetMaxBlockRange(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.maxBlockRange = n
-}
-
-// SetDown makes the node answer every request with HTTP 503 (down = true) or serve again.
-func (s *TronRPCTestServer) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-// Calls is how many times method was called.
-func (s *TronRPCTestServer) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
 }
 
 // Head is the newest block's height.
@@ -166,60 +142,38 @@ func (s *TronRPCTestServer) Reorg(depth int) {
 	s.mine(depth)
 }
 
-type tronRPCRequest struct {
-	JSONRPC string            `json:"jsonrpc"`
-	ID      json.RawMessage   `json:"id"`
-	Method  string            `json:"method"`
-	Params  []json.RawMessage `json:"params"`
-}
-
-type tronRPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 type tronRPCResponse struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result"`
-	Error   *tronRPCError   `json:"error,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
 }
 
-func (s *TronRPCTestServer) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.down {
-		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
+// handle answers a single request or a batch, as java-tron's JsonRpcServlet does.
+func (s *TronRPCTestServer) handle(body []byte) any {
 	if strings.HasPrefix(strings.TrimSpace(string(body)), "[") {
-		var reqs []tronRPCRequest
+		var reqs []rpcRequest
 		if err := json.Unmarshal(body, &reqs); err != nil {
-			_ = json.NewEncoder(w).Encode(tronRPCResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &tronRPCError{-32700, "Parse json error"}})
-			return
+			return tronParseError()
 		}
 		out := make([]tronRPCResponse, len(reqs))
 		for i, req := range reqs {
 			out[i] = s.call(req)
 		}
-		_ = json.NewEncoder(w).Encode(out)
-		return
+		return out
 	}
-	var req tronRPCRequest
+	var req rpcRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		_ = json.NewEncoder(w).Encode(tronRPCResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &tronRPCError{-32700, "Parse json error"}})
-		return
+		return tronParseError()
 	}
-	_ = json.NewEncoder(w).Encode(s.call(req))
+	return s.call(req)
 }
 
-func (s *TronRPCTestServer) call(req tronRPCRequest) tronRPCResponse {
+func tronParseError() tronRPCResponse {
+	return tronRPCResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: -32700, Message: "Parse json error"}}
+}
+
+func (s *TronRPCTestServer) call(req rpcRequest) tronRPCResponse {
 	s.calls[req.Method]++
 	res := tronRPCResponse{JSONRPC: "2.0", ID: req.ID}
 	result, rerr := s.dispatch(req)
@@ -231,9 +185,9 @@ func (s *TronRPCTestServer) call(req tronRPCRequest) tronRPCResponse {
 	return res
 }
 
-func invalidParams(msg string) *tronRPCError { return &tronRPCError{Code: -32602, Message: msg} }
+func invalidParams(msg string) *rpcError { return &rpcError{Code: -32602, Message: msg} }
 
-func (s *TronRPCTestServer) dispatch(req tronRPCRequest) (any, *tronRPCError) {
+func (s *TronRPCTestServer) dispatch(req rpcRequest) (any, *rpcError) {
 	head := uint64(len(s.blocks) - 1)
 	switch req.Method {
 	case "eth_chainId", "net_version":
@@ -329,7 +283,7 @@ func (s *TronRPCTestServer) dispatch(req tronRPCRequest) (any, *tronRPCError) {
 		}
 		return nil, nil
 	}
-	return nil, &tronRPCError{Code: -32601, Message: "method " + req.Method + " not found"}
+	return nil, &rpcError{Code: -32601, Message: "method " + req.Method + " not found"}
 }
 
 var transferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
@@ -342,7 +296,7 @@ func orLatest(raw json.RawMessage) json.RawMessage {
 }
 
 // blockNumber reads a block parameter: a 0x height or a tag java-tron accepts.
-func (s *TronRPCTestServer) blockNumber(raw json.RawMessage, head uint64) (uint64, *tronRPCError) {
+func (s *TronRPCTestServer) blockNumber(raw json.RawMessage, head uint64) (uint64, *rpcError) {
 	var p string
 	if json.Unmarshal(raw, &p) != nil {
 		return 0, invalidParams("invalid block number")

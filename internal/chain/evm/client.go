@@ -12,84 +12,55 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/url"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/stablepay/payout-operator/internal/chain/config"
-)
-
-// Endpoint backoff: a failing endpoint is skipped for 1s, then 2s, 4s, ... up to a minute.
-const (
-	minEndpointBackoff = time.Second
-	maxEndpointBackoff = 30 * time.Second
-	callTimeout        = 15 * time.Second
+	"github.com/stablepay/payout-operator/internal/chain/rpcfailover"
 )
 
 // ErrNoEndpoint is returned while every endpoint of a network is failing (and backing off).
-var ErrNoEndpoint = errors.New("no usable RPC endpoint")
+var ErrNoEndpoint = rpcfailover.ErrNoEndpoint
 
 // Client calls one network's JSON-RPC endpoints. It uses the first endpoint, in configured
 // order, that is not backing off after a failure, so it fails over to the next endpoint when
-// one fails and back to the first once it recovers. Every endpoint must report the configured
-// chain id before it is used (and again after each failure). JSON-RPC errors (an answer of the
-// node) are returned as they are; transport errors (refused connections, timeouts, HTTP errors)
-// move to the next endpoint. Safe for concurrent use.
+// one fails and back to the first once it recovers (package rpcfailover, shared with the Solana
+// client). Every endpoint must report the configured chain id before it is used (and again
+// after each failure). JSON-RPC errors (an answer of the node) are returned as they are;
+// transport errors (refused connections, timeouts, HTTP errors) move to the next endpoint. Safe
+// for concurrent use.
 type Client struct {
 	chainID *big.Int
-	eps     []*endpoint
-	mu      sync.Mutex
-	current int
+	pool    *rpcfailover.Pool[*rpc.Client]
 
 	// Requests counts HTTP round trips (a batch is one), Calls the JSON-RPC calls in them.
 	Requests, Calls atomic.Int64
 }
 
-type endpoint struct {
-	url, display string
-	c            *rpc.Client
-	verified     bool
-	failures     int
-	retryAt      time.Time
-	lastErr      error
-}
-
 // NewClient prepares a client of urls for chain chainID. HTTP endpoints connect on first use;
 // nothing is called here.
 func NewClient(chainID int64, urls []string) (*Client, error) {
-	if len(urls) == 0 {
-		return nil, errors.New("no RPC endpoint")
-	}
 	c := &Client{chainID: big.NewInt(chainID)}
-	for _, u := range urls {
-		c.eps = append(c.eps, &endpoint{url: u, display: config.Redact(u)})
+	pool, err := rpcfailover.New(urls, rpcfailover.Funcs[*rpc.Client]{
+		Dial: func(ctx context.Context, url string) (*rpc.Client, error) {
+			return rpc.DialOptions(ctx, url, rpc.WithHTTPClient(&http.Client{Timeout: rpcfailover.CallTimeout}))
+		},
+		Close:  func(rc *rpc.Client) { rc.Close() },
+		Verify: c.verify,
+	})
+	if err != nil {
+		return nil, err
 	}
+	c.pool = pool
 	return c, nil
 }
 
 // Endpoint is the endpoint last used successfully (scheme and host only).
-func (c *Client) Endpoint() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.eps[c.current].display
-}
+func (c *Client) Endpoint() string { return c.pool.Endpoint() }
 
 // Close closes the connections.
-func (c *Client) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ep := range c.eps {
-		if ep.c != nil {
-			ep.c.Close()
-			ep.c = nil
-		}
-	}
-}
+func (c *Client) Close() { c.pool.Close() }
 
 // Call makes one JSON-RPC call; a null result leaves result untouched (use a pointer to a
 // pointer to tell null apart).
@@ -114,54 +85,22 @@ func (c *Client) Batch(ctx context.Context, calls []rpc.BatchElem) error {
 }
 
 func (c *Client) do(ctx context.Context, calls int, fn func(context.Context, *rpc.Client) error) error {
-	var errs []error
-	for range c.eps {
-		ep, rc, err := c.pick(ctx)
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		if err := c.verify(ctx, ep, rc); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			err = ep.redact(err)
-			c.failed(ep, err)
-			errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
-			continue
-		}
+	return c.pool.Do(ctx, func(ctx context.Context, rc *rpc.Client, ep rpcfailover.Endpoint) (bool, error) {
 		c.Requests.Add(1)
 		c.Calls.Add(int64(calls))
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		err = fn(cctx, rc)
-		cancel()
+		err := fn(ctx, rc)
 		if err == nil || !isTransport(err) {
-			c.succeeded(ep)
-			return err
+			return false, err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		err = ep.redact(err)
-		c.failed(ep, err)
-		errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
-	}
-	return errors.Join(errs...)
+		return true, redact(ep, err)
+	})
 }
 
 // redact removes the endpoint's full URL (whose path or query may hold an API key) from a
-// transport error's text: Go's HTTP client quotes the URL it posted to.
-func (ep *endpoint) redact(err error) error {
+// transport error's text.
+func redact(ep rpcfailover.Endpoint, err error) error {
 	msg := err.Error()
-	clean := msg
-	for _, u := range []string{ep.url, strings.TrimSuffix(ep.url, "/")} {
-		if u != "" {
-			clean = strings.ReplaceAll(clean, u, ep.display)
-		}
-	}
-	if parsed, perr := url.Parse(ep.url); perr == nil {
-		clean = strings.ReplaceAll(clean, parsed.Redacted(), ep.display)
-		clean = strings.ReplaceAll(clean, parsed.String(), ep.display)
-	}
+	clean := ep.StripURL(msg)
 	if clean == msg {
 		return err
 	}
@@ -177,84 +116,19 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// pick returns the first endpoint that is not backing off, dialling it when needed.
-func (c *Client) pick(ctx context.Context) (*endpoint, *rpc.Client, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	var soonest *endpoint
-	for i, ep := range c.eps {
-		if now.Before(ep.retryAt) {
-			if soonest == nil || ep.retryAt.Before(soonest.retryAt) {
-				soonest = ep
-			}
-			continue
-		}
-		if ep.c == nil {
-			rc, err := rpc.DialOptions(ctx, ep.url, rpc.WithHTTPClient(&http.Client{Timeout: callTimeout}))
-			if err != nil {
-				c.failedLocked(ep, err)
-				continue
-			}
-			ep.c = rc
-		}
-		c.current = i
-		return ep, ep.c, nil
-	}
-	if soonest != nil && soonest.lastErr != nil {
-		return nil, nil, fmt.Errorf("%w: every endpoint is failing (%s, retried in %s: %v)", ErrNoEndpoint,
-			soonest.display, time.Until(soonest.retryAt).Round(time.Millisecond), soonest.lastErr)
-	}
-	return nil, nil, ErrNoEndpoint
-}
-
-// verify checks the endpoint's chain id once (and again after each failure).
-func (c *Client) verify(ctx context.Context, ep *endpoint, rc *rpc.Client) error {
-	c.mu.Lock()
-	ok := ep.verified
-	c.mu.Unlock()
-	if ok {
-		return nil
-	}
+// verify checks the endpoint's chain id (rpcfailover calls it once, and again after each
+// failure).
+func (c *Client) verify(ctx context.Context, rc *rpc.Client, ep rpcfailover.Endpoint) (string, error) {
 	var id hexutil.Big
 	c.Requests.Add(1)
 	c.Calls.Add(1)
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	if err := rc.CallContext(cctx, &id, "eth_chainId"); err != nil {
-		return fmt.Errorf("eth_chainId: %w", err)
+	if err := rc.CallContext(ctx, &id, "eth_chainId"); err != nil {
+		return "", redact(ep, fmt.Errorf("eth_chainId: %w", err))
 	}
 	if id.ToInt().Cmp(c.chainID) != 0 {
-		return fmt.Errorf("the node serves chain id %s, configured %s", id.ToInt(), c.chainID)
+		return "", redact(ep, fmt.Errorf("the node serves chain id %s, configured %s", id.ToInt(), c.chainID))
 	}
-	c.mu.Lock()
-	ep.verified = true
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *Client) succeeded(ep *endpoint) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ep.failures, ep.lastErr = 0, nil
-}
-
-func (c *Client) failed(ep *endpoint, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failedLocked(ep, err)
-}
-
-func (c *Client) failedLocked(ep *endpoint, err error) {
-	ep.failures++
-	ep.verified = false
-	ep.lastErr = err
-	backoff := minEndpointBackoff << min(ep.failures-1, 6)
-	ep.retryAt = time.Now().Add(min(backoff, maxEndpointBackoff))
-	if ep.c != nil {
-		ep.c.Close()
-		ep.c = nil
-	}
+	return id.ToInt().String(), nil
 }
 
 // isTransport tells an endpoint's failure (move to the next one) from the node's answer.

@@ -7,8 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -67,7 +65,7 @@ func (w *SolanaWatcher) Start(ctx context.Context) error {
 	w.Log = w.Log.WithValues("network", w.network())
 	r := &solanaRun{w: w}
 	for {
-		err := r.load(ctx)
+		err := r.start(ctx)
 		if err == nil {
 			break
 		}
@@ -87,55 +85,23 @@ func (w *SolanaWatcher) Start(ctx context.Context) error {
 	}
 }
 
-func sleepFor(ctx context.Context, c clock.Clock, d time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
-	}
-}
-
 // solanaRun is the watcher's state between polls.
 type solanaRun struct {
-	w        *SolanaWatcher
-	obj      *payoutv1.ChainCursor
-	status   solana.Status
-	known    bool // status holds a successful read
-	synced   bool
-	message  string
-	failures int
-	written  time.Time
-	pending  bool
+	w *SolanaWatcher
+	cursorState
+	status solana.Status
+	known  bool // status holds a successful read
 	// the slot at the commitment, and when it last moved
 	slot      int64
 	slotMoved time.Time
 }
 
-// load reads (or creates) the cursor.
-func (r *solanaRun) load(ctx context.Context) error {
+// start reads (or creates) the cursor.
+func (r *solanaRun) start(ctx context.Context) error {
 	w := r.w
-	obj := &payoutv1.ChainCursor{}
-	err := w.Reader.Get(ctx, client.ObjectKey{Name: string(w.network())}, obj)
-	if apierrors.IsNotFound(err) {
-		obj = &payoutv1.ChainCursor{
-			ObjectMeta: metav1.ObjectMeta{Name: string(w.network())},
-			Spec:       payoutv1.ChainCursorSpec{Network: w.network()},
-		}
-		err = w.Client.Create(ctx, obj)
-		if apierrors.IsAlreadyExists(err) {
-			err = w.Reader.Get(ctx, client.ObjectKey{Name: string(w.network())}, obj)
-		}
+	if err := r.load(ctx, w.Client, w.Reader, w.network()); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("chain cursor %s: %w", w.network(), err)
-	}
-	r.obj = obj
 	r.setState(false, "starting")
 	return nil
 }
@@ -149,10 +115,8 @@ func (r *solanaRun) poll(ctx context.Context) time.Duration {
 		if ctx.Err() != nil {
 			return poll
 		}
-		r.failures++
-		backoff := min(poll<<min(r.failures, 10), w.MaxBackoff)
+		backoff := r.failure(err, poll, w.MaxBackoff)
 		w.Log.Error(err, "solana watcher", "attempt", r.failures, "retryIn", backoff)
-		r.setState(false, err.Error())
 		r.persist(ctx)
 		return backoff
 	}
@@ -175,40 +139,14 @@ func (r *solanaRun) poll(ctx context.Context) time.Duration {
 	return poll
 }
 
-func (r *solanaRun) setState(synced bool, message string) {
-	if len(message) > maxMessage {
-		message = message[:maxMessage-3] + "..."
-	}
-	if synced != r.synced || message != r.message {
-		r.synced, r.message, r.pending = synced, message, true
-	}
-}
-
-// persist writes the cursor when a change is pending or the heartbeat is due.
+// persist writes the cursor when a change is pending or the heartbeat is due; a failure is
+// logged (the next poll tries again).
 func (r *solanaRun) persist(ctx context.Context) {
 	w := r.w
-	now := w.Clock.Now()
-	if !r.pending && now.Sub(r.written) < w.Chain.Config.HeartbeatInterval.Duration {
-		return
+	err := r.writeIfDue(ctx, w.Client, w.Reader, w.Clock.Now(), w.Chain.Config.HeartbeatInterval.Duration, r.fill)
+	if err != nil && ctx.Err() == nil {
+		w.Log.Error(err, "writing the chain cursor")
 	}
-	obj := r.obj.DeepCopy()
-	r.fill(obj, now)
-	err := w.Client.Status().Update(ctx, obj)
-	if apierrors.IsConflict(err) {
-		fresh := &payoutv1.ChainCursor{}
-		if err = w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err == nil {
-			r.fill(fresh, now)
-			obj = fresh
-			err = w.Client.Status().Update(ctx, obj)
-		}
-	}
-	if err != nil {
-		if ctx.Err() == nil {
-			w.Log.Error(err, "writing the chain cursor")
-		}
-		return
-	}
-	r.obj, r.written, r.pending = obj, now, false
 }
 
 // fill writes the run's state into obj's status. Before the node was read the slots are left as
@@ -222,22 +160,8 @@ func (r *solanaRun) fill(obj *payoutv1.ChainCursor, now time.Time) {
 		st.Recent = nil
 		st.Head = r.status.Head
 	}
-	st.Synced, st.Message = r.synced, r.message
-	t := metav1.NewTime(now)
-	st.HeartbeatAt = &t
-	st.Endpoint = r.w.Chain.Client.Endpoint()
-	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue,
-		fmt.Sprintf("%s slot %d (processed %d)", r.w.Chain.Config.Commitment, st.Block, st.Head)
-	if !r.synced {
-		reason, status, msg = CursorNotSyncedReason, metav1.ConditionFalse, r.message
-	}
-	if len(msg) > maxMessage {
-		msg = msg[:maxMessage]
-	}
-	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: payoutv1.ReadyCondition, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.Generation,
-	})
-	st.ObservedGeneration = obj.Generation
+	r.fillState(obj, now, r.w.Chain.Client.Endpoint(),
+		fmt.Sprintf("%s slot %d (processed %d)", r.w.Chain.Config.Commitment, st.Block, st.Head))
 }
 
 func (w *SolanaWatcher) event(kind, reason, note string, args ...any) {

@@ -10,9 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,67 +96,36 @@ func (w *Watcher) Start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !w.sleep(ctx, r.failed(ctx, err)) {
+		if !sleepFor(ctx, w.Clock, r.failed(ctx, err)) {
 			return nil
 		}
 	}
 	w.Log.Info("deposit watcher started", "cursor", r.cur.Block, "confirmations", w.Scanner.Chain.Config.Confirmations, "endpoint", w.Scanner.Chain.Client.Endpoint())
 	for {
-		if !w.sleep(ctx, r.poll(ctx)) {
+		if !sleepFor(ctx, w.Clock, r.poll(ctx)) {
 			return nil
 		}
 	}
 }
 
-func (w *Watcher) sleep(ctx context.Context, d time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	t := w.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
-	}
-}
-
 // run is a watcher's state between polls.
 type run struct {
-	w        *Watcher
-	obj      *payoutv1.ChainCursor // as last read or written
-	chainID  int64
-	genesis  string
-	cur      evm.Cursor
-	ready    bool // chainID, genesis and cur are known (setup succeeded)
-	head     int64
-	synced   bool
-	message  string
-	failures int
-	written  time.Time
-	pending  bool // a change that must be written at the next chance
+	w *Watcher
+	cursorState
+	chainID int64
+	genesis string
+	cur     evm.Cursor
+	ready   bool // chainID, genesis and cur are known (setup succeeded)
+	head    int64
 }
 
 // setup loads (or creates) the cursor and checks it belongs to the node's chain.
 func (r *run) setup(ctx context.Context) error {
 	w := r.w
-	obj := &payoutv1.ChainCursor{}
-	err := w.Reader.Get(ctx, client.ObjectKey{Name: string(w.network())}, obj)
-	if apierrors.IsNotFound(err) {
-		obj = &payoutv1.ChainCursor{
-			ObjectMeta: metav1.ObjectMeta{Name: string(w.network())},
-			Spec:       payoutv1.ChainCursorSpec{Network: w.network()},
-		}
-		err = w.Client.Create(ctx, obj)
-		if apierrors.IsAlreadyExists(err) {
-			err = w.Reader.Get(ctx, client.ObjectKey{Name: string(w.network())}, obj)
-		}
+	if err := r.load(ctx, w.Client, w.Reader, w.network()); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("chain cursor %s: %w", w.network(), err)
-	}
-	r.obj = obj
+	obj := r.obj
 	chainID, genesis, err := w.Scanner.Chain.Identity(ctx)
 	if err != nil {
 		return err
@@ -250,11 +216,8 @@ func (r *run) poll(ctx context.Context) time.Duration {
 // failed records a failure (not synced, the error as message) and returns the backoff.
 func (r *run) failed(ctx context.Context, err error) time.Duration {
 	w := r.w
-	r.failures++
-	backoff := w.Scanner.Chain.Config.PollInterval.Duration << min(r.failures, 10)
-	backoff = min(backoff, w.MaxBackoff)
+	backoff := r.failure(err, w.Scanner.Chain.Config.PollInterval.Duration, w.MaxBackoff)
 	w.Log.Error(err, "deposit watcher", "attempt", r.failures, "retryIn", backoff)
-	r.setState(false, err.Error())
 	if r.obj != nil {
 		if perr := r.persist(ctx); perr != nil && ctx.Err() == nil {
 			w.Log.Error(perr, "writing the chain cursor")
@@ -263,39 +226,10 @@ func (r *run) failed(ctx context.Context, err error) time.Duration {
 	return backoff
 }
 
-func (r *run) setState(synced bool, message string) {
-	if len(message) > maxMessage {
-		message = message[:maxMessage-3] + "..."
-	}
-	if synced != r.synced || message != r.message {
-		r.synced, r.message, r.pending = synced, message, true
-	}
-}
-
 // persist writes the cursor when a change is pending or the heartbeat is due.
 func (r *run) persist(ctx context.Context) error {
 	w := r.w
-	now := w.Clock.Now()
-	if !r.pending && now.Sub(r.written) < w.Scanner.Chain.Config.HeartbeatInterval.Duration {
-		return nil
-	}
-	obj := r.obj.DeepCopy()
-	r.fill(obj, now)
-	err := w.Client.Status().Update(ctx, obj)
-	if apierrors.IsConflict(err) {
-		// someone else wrote the object (a label, a kubectl edit): ours is the status
-		fresh := &payoutv1.ChainCursor{}
-		if err = w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err == nil {
-			r.fill(fresh, now)
-			obj = fresh
-			err = w.Client.Status().Update(ctx, obj)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	r.obj, r.written, r.pending = obj, now, false
-	return nil
+	return r.writeIfDue(ctx, w.Client, w.Reader, w.Clock.Now(), w.Scanner.Chain.Config.HeartbeatInterval.Duration, r.fill)
 }
 
 // fill writes the run's state into obj's status. Before setup has succeeded the cursor fields
@@ -312,21 +246,8 @@ func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 		}
 		st.Head = r.head
 	}
-	st.Synced, st.Message = r.synced, r.message
-	t := metav1.NewTime(now)
-	st.HeartbeatAt = &t
-	st.Endpoint = r.w.Scanner.Chain.Client.Endpoint()
-	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations)
-	if !r.synced {
-		reason, status, msg = CursorNotSyncedReason, metav1.ConditionFalse, r.message
-	}
-	if len(msg) > maxMessage {
-		msg = msg[:maxMessage]
-	}
-	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: payoutv1.ReadyCondition, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.Generation,
-	})
-	st.ObservedGeneration = obj.Generation
+	r.fillState(obj, now, r.w.Scanner.Chain.Client.Endpoint(),
+		fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations))
 }
 
 func (w *Watcher) event(obj *payoutv1.ChainCursor, kind, reason, note string, args ...any) {

@@ -1,0 +1,250 @@
+// Package rpcfailover is the endpoint failover the chain clients share (package evm for EVM
+// networks and Tron, package solana for Solana), so that both fail over and back off the same
+// way: a network's RPC endpoints are kept in configured order and a call uses the first one that
+// is not backing off after a failure, so it moves to the next endpoint when one fails and back to
+// the first once that recovers. Every endpoint is verified (it serves the configured chain)
+// before its first use and again after each failure, and a failing endpoint is skipped for 1s,
+// then 2s, 4s, ... up to 30s.
+//
+// It knows nothing of the RPC protocol: the client of one endpoint (the type parameter C), how to
+// dial, verify and close one, and which errors are an endpoint's failure rather than the node's
+// answer are the caller's.
+package rpcfailover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stablepay/payout-operator/internal/chain/config"
+)
+
+// Endpoint backoff: a failing endpoint is skipped for 1s, then 2s, 4s, ... up to 30s.
+const (
+	minBackoff = time.Second
+	maxBackoff = 30 * time.Second
+)
+
+// CallTimeout bounds each verification and each call; the clients give their HTTP clients the
+// same timeout.
+const CallTimeout = 15 * time.Second
+
+// ErrNoEndpoint is returned while every endpoint of a network is failing (and backing off).
+var ErrNoEndpoint = errors.New("no usable RPC endpoint")
+
+// Endpoint is one configured endpoint as the callbacks see it.
+type Endpoint struct {
+	url, display string
+}
+
+// URL is the endpoint's URL as configured; its path or query may hold an API key.
+func (e Endpoint) URL() string { return e.url }
+
+// Display is the URL with scheme and host only (config.Redact), fit for logs and errors.
+func (e Endpoint) Display() string { return e.display }
+
+// StripURL replaces the endpoint's full URL (whose path or query may hold an API key) in an
+// error's text by Display: Go's HTTP client, and the RPC libraries, quote the URL they posted
+// to.
+func (e Endpoint) StripURL(msg string) string {
+	for _, u := range []string{e.url, strings.TrimSuffix(e.url, "/")} {
+		if u != "" {
+			msg = strings.ReplaceAll(msg, u, e.display)
+		}
+	}
+	if parsed, err := url.Parse(e.url); err == nil {
+		msg = strings.ReplaceAll(msg, parsed.Redacted(), e.display)
+		msg = strings.ReplaceAll(msg, parsed.String(), e.display)
+	}
+	return msg
+}
+
+// Funcs are what a Pool does with one endpoint's client of type C.
+type Funcs[C any] struct {
+	// Dial makes the client of an endpoint, when it is picked without one (at first use and
+	// after a failure closed it). An error counts as the endpoint's failure.
+	Dial func(ctx context.Context, url string) (C, error)
+	// Close closes a client.
+	Close func(C)
+	// Verify checks that the endpoint serves the configured chain and returns the identity it
+	// reported (chain id, genesis hash). ctx carries CallTimeout.
+	Verify func(ctx context.Context, c C, ep Endpoint) (identity string, err error)
+}
+
+// Pool holds one network's endpoints. Safe for concurrent use.
+type Pool[C any] struct {
+	funcs   Funcs[C]
+	mu      sync.Mutex
+	eps     []*slot[C]
+	current int
+}
+
+type slot[C any] struct {
+	Endpoint
+	client   C
+	open     bool // client is set
+	verified bool
+	identity string
+	failures int
+	retryAt  time.Time
+	lastErr  error
+}
+
+// New prepares a pool of urls; nothing is dialled or called here.
+func New[C any](urls []string, funcs Funcs[C]) (*Pool[C], error) {
+	if len(urls) == 0 {
+		return nil, errors.New("no RPC endpoint")
+	}
+	p := &Pool[C]{funcs: funcs}
+	for _, u := range urls {
+		p.eps = append(p.eps, &slot[C]{Endpoint: Endpoint{url: u, display: config.Redact(u)}})
+	}
+	return p, nil
+}
+
+// Endpoint is the endpoint last used successfully (scheme and host only).
+func (p *Pool[C]) Endpoint() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eps[p.current].display
+}
+
+// Identity is what the current endpoint's Verify returned when it was verified ("" before).
+func (p *Pool[C]) Identity() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eps[p.current].identity
+}
+
+// Close closes the endpoints' clients.
+func (p *Pool[C]) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ep := range p.eps {
+		p.closeLocked(ep)
+	}
+}
+
+// Do runs call against the first usable endpoint, verifying it first when needed, with ctx
+// bounded by CallTimeout. call says whether its error is the endpoint's failure (failover: the
+// endpoint backs off and the next one is tried) or the outcome to return (nil, or the node's
+// answer). When every endpoint failed, the errors are joined, each prefixed with its endpoint's
+// Display; when ctx ends during a failure, ctx's error is returned.
+func (p *Pool[C]) Do(ctx context.Context, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) error {
+	var errs []error
+	for range p.eps {
+		ep, c, err := p.pick(ctx)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if err := p.verify(ctx, ep, c); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.failed(ep, err)
+			errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+		failover, err := call(cctx, c, ep.Endpoint)
+		cancel()
+		if !failover {
+			p.succeeded(ep)
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p.failed(ep, err)
+		errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
+	}
+	return errors.Join(errs...)
+}
+
+// pick returns the first endpoint that is not backing off, dialling it when needed. The client
+// is returned with it: a concurrent failure may close and clear the slot's.
+func (p *Pool[C]) pick(ctx context.Context) (*slot[C], C, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	var soonest *slot[C]
+	for i, ep := range p.eps {
+		if now.Before(ep.retryAt) {
+			if soonest == nil || ep.retryAt.Before(soonest.retryAt) {
+				soonest = ep
+			}
+			continue
+		}
+		if !ep.open {
+			c, err := p.funcs.Dial(ctx, ep.url)
+			if err != nil {
+				p.failedLocked(ep, err)
+				continue
+			}
+			ep.client, ep.open = c, true
+		}
+		p.current = i
+		return ep, ep.client, nil
+	}
+	var none C
+	if soonest != nil && soonest.lastErr != nil {
+		return nil, none, fmt.Errorf("%w: every endpoint is failing (%s, retried in %s: %v)", ErrNoEndpoint,
+			soonest.display, time.Until(soonest.retryAt).Round(time.Millisecond), soonest.lastErr)
+	}
+	return nil, none, ErrNoEndpoint
+}
+
+// verify runs Verify once (and again after each failure).
+func (p *Pool[C]) verify(ctx context.Context, ep *slot[C], c C) error {
+	p.mu.Lock()
+	ok := ep.verified
+	p.mu.Unlock()
+	if ok {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	identity, err := p.funcs.Verify(cctx, c, ep.Endpoint)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	ep.verified, ep.identity = true, identity
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Pool[C]) succeeded(ep *slot[C]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ep.failures, ep.lastErr = 0, nil
+}
+
+func (p *Pool[C]) failed(ep *slot[C], err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failedLocked(ep, err)
+}
+
+// failedLocked backs the endpoint off, and drops its client and its verification: it is dialled
+// and verified again when it is next picked.
+func (p *Pool[C]) failedLocked(ep *slot[C], err error) {
+	ep.failures++
+	ep.verified = false
+	ep.lastErr = err
+	backoff := minBackoff << min(ep.failures-1, 6)
+	ep.retryAt = time.Now().Add(min(backoff, maxBackoff))
+	p.closeLocked(ep)
+}
+
+func (p *Pool[C]) closeLocked(ep *slot[C]) {
+	if ep.open {
+		p.funcs.Close(ep.client)
+		var none C
+		ep.client, ep.open = none, false
+	}
+}

@@ -1,0 +1,130 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// cursorState is what the EVM Watcher and the SolanaWatcher keep alike of their network's
+// ChainCursor between polls (each embeds it in its run): the object as last read or written,
+// the sync state and message it shows, the failures in a row, and when it was last written, for
+// the heartbeat. What the cursor holds of the chain (block, hashes, slots) and when the watcher
+// is in sync are each watcher's own.
+type cursorState struct {
+	obj      *payoutv1.ChainCursor // as last read or written
+	synced   bool
+	message  string
+	failures int
+	written  time.Time
+	pending  bool // a change that must be written at the next chance
+}
+
+// load reads the network's cursor from the API server, creating it when there is none.
+func (s *cursorState) load(ctx context.Context, c client.Client, rd client.Reader, network payoutv1.Network) error {
+	obj := &payoutv1.ChainCursor{}
+	err := rd.Get(ctx, client.ObjectKey{Name: string(network)}, obj)
+	if apierrors.IsNotFound(err) {
+		obj = &payoutv1.ChainCursor{
+			ObjectMeta: metav1.ObjectMeta{Name: string(network)},
+			Spec:       payoutv1.ChainCursorSpec{Network: network},
+		}
+		err = c.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			err = rd.Get(ctx, client.ObjectKey{Name: string(network)}, obj)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("chain cursor %s: %w", network, err)
+	}
+	s.obj = obj
+	return nil
+}
+
+func (s *cursorState) setState(synced bool, message string) {
+	if len(message) > maxMessage {
+		message = message[:maxMessage-3] + "..."
+	}
+	if synced != s.synced || message != s.message {
+		s.synced, s.message, s.pending = synced, message, true
+	}
+}
+
+// failure counts a failure in a row, shows err as the message (not synced), and returns the
+// backoff before the next attempt: the poll interval doubled per failure, at most maxBackoff.
+func (s *cursorState) failure(err error, poll, maxBackoff time.Duration) time.Duration {
+	s.failures++
+	s.setState(false, err.Error())
+	return min(poll<<min(s.failures, 10), maxBackoff)
+}
+
+// writeIfDue writes the cursor, its status filled by fill, when a change is pending or the
+// heartbeat is due.
+func (s *cursorState) writeIfDue(ctx context.Context, c client.Client, rd client.Reader, now time.Time, heartbeat time.Duration,
+	fill func(*payoutv1.ChainCursor, time.Time)) error {
+	if !s.pending && now.Sub(s.written) < heartbeat {
+		return nil
+	}
+	obj := s.obj.DeepCopy()
+	fill(obj, now)
+	err := c.Status().Update(ctx, obj)
+	if apierrors.IsConflict(err) {
+		// someone else wrote the object (a label, a kubectl edit): ours is the status
+		fresh := &payoutv1.ChainCursor{}
+		if err = rd.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err == nil {
+			fill(fresh, now)
+			obj = fresh
+			err = c.Status().Update(ctx, obj)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s.obj, s.written, s.pending = obj, now, false
+	return nil
+}
+
+// fillState writes the sync state, the heartbeat, the endpoint and the Ready condition into
+// obj's status; syncedMessage is the condition's message while in sync (else the state's
+// message is).
+func (s *cursorState) fillState(obj *payoutv1.ChainCursor, now time.Time, endpoint, syncedMessage string) {
+	st := &obj.Status
+	st.Synced, st.Message = s.synced, s.message
+	t := metav1.NewTime(now)
+	st.HeartbeatAt = &t
+	st.Endpoint = endpoint
+	reason, status, msg := CursorSyncedReason, metav1.ConditionTrue, syncedMessage
+	if !s.synced {
+		reason, status, msg = CursorNotSyncedReason, metav1.ConditionFalse, s.message
+	}
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage]
+	}
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: payoutv1.ReadyCondition, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.Generation,
+	})
+	st.ObservedGeneration = obj.Generation
+}
+
+// sleepFor waits d on c; false when ctx ended first.
+func sleepFor(ctx context.Context, c clock.Clock, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
