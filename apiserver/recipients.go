@@ -338,26 +338,6 @@ func (s *Server) withdraw(ctx context.Context, rc *payoutv1.Recipient, claim *pa
 	s.release(ctx, claim)
 }
 
-// awaitGone waits (briefly) until the informer cache no longer holds obj, so that a caller
-// listing right after a withdrawal does not see it.
-func (s *Server) awaitGone(ctx context.Context, obj client.Object) {
-	probe := obj.DeepCopyObject().(client.Object)
-	key := client.ObjectKeyFromObject(obj)
-	pause := 2 * time.Millisecond
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
-		if err := s.cfg.Client.Get(ctx, key, probe); apierrors.IsNotFound(err) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 50*time.Millisecond)
-	}
-	s.cfg.Log.Info("cache did not drop a deleted object within 2s", "object", key.String())
-}
-
 // handleRecipientDelete serves DELETE /api/payouts/recipients/{id} (spec 4.8). The recipient is
 // marked deleted first, under the resourceVersion read past the cache, so that no transfer can be
 // created for it afterwards (creation re-reads the recipient past the cache); then every
