@@ -504,20 +504,13 @@ func TestOmitRate(t *testing.T) {
 	}
 }
 
-func BenchmarkCreate(b *testing.B) {
-	s := startBank(b, simbank.Options{})
-	c := newClient(b, s.URL())
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := c.Create(ctx, eur(fmt.Sprintf("tr-bench-%d", i))); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkCreate(b *testing.B) { benchmarkCreate(b, simbank.Options{}) }
 
-func BenchmarkCreateJournaled(b *testing.B) {
-	s := startBank(b, simbank.Options{Dir: b.TempDir()})
+// BenchmarkCreateJournaled: the same with the bank writing its journal to disk.
+func BenchmarkCreateJournaled(b *testing.B) { benchmarkCreate(b, simbank.Options{Dir: b.TempDir()}) }
+
+func benchmarkCreate(b *testing.B, opts simbank.Options) {
+	s := startBank(b, opts)
 	c := newClient(b, s.URL())
 	ctx := context.Background()
 	b.ResetTimer()
