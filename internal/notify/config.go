@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/hostport"
 )
 
 // EnvPassword is the environment variable BindFlags takes the SMTP password from when no
@@ -175,17 +177,10 @@ func (c Config) Validate() error {
 		return errors.Join(errs...)
 	}
 
-	host, port, addrErr := net.SplitHostPort(c.Addr)
-	switch {
-	case addrErr != nil:
-		bad(FlagAddr, "%q is not host:port (%v)", c.Addr, addrErr)
-	case host == "":
-		bad(FlagAddr, "%q has no host", c.Addr)
-	default:
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			bad(FlagAddr, "%q: port %q is not a number from 1 to 65535", c.Addr, port)
-		}
+	if err := hostport.Check(c.Addr); err != nil {
+		bad(FlagAddr, "%v", err)
 	}
+	host, _, addrErr := net.SplitHostPort(c.Addr) // for the clear-text check below
 
 	if c.From == "" {
 		bad(FlagFrom, "is required when --%s is set", FlagAddr)

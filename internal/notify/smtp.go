@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stablepay/payout-operator/internal/secretfile"
 	gomail "github.com/wneessen/go-mail"
 )
 
@@ -77,14 +78,11 @@ func NewSMTP(cfg Config) (*SMTPMailer, error) {
 	from, _ := mail.ParseAddress(cfg.From)
 	m := &SMTPMailer{cfg: cfg, host: host, port: port, from: from, password: string(cfg.Password)}
 	if cfg.PasswordFile != "" {
-		b, err := os.ReadFile(cfg.PasswordFile)
+		p, err := secretfile.Read(cfg.PasswordFile)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", FlagPasswordFile, err)
 		}
-		m.password = strings.TrimRight(string(b), "\r\n")
-		if m.password == "" {
-			return nil, fmt.Errorf("--%s: %s is empty", FlagPasswordFile, cfg.PasswordFile)
-		}
+		m.password = p
 	}
 	m.tlsConfig = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 	if cfg.TLSCAFile != "" {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/hostport"
+	"github.com/stablepay/payout-operator/internal/secretfile"
 )
 
 // EnvPassword is the environment variable BindFlags takes the Redis password from. There is no
@@ -129,19 +131,11 @@ func (c Config) Validate() error {
 		return errors.Join(errs...)
 	}
 
-	host, port, err := net.SplitHostPort(c.Addr)
-	switch {
-	case err != nil:
-		bad(FlagAddr, "%q is not host:port (%v)", c.Addr, err)
-	case host == "":
-		bad(FlagAddr, "%q has no host", c.Addr)
-	default:
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			bad(FlagAddr, "%q: port %q is not a number from 1 to 65535", c.Addr, port)
-		}
+	if err := hostport.Check(c.Addr); err != nil {
+		bad(FlagAddr, "%v", err)
 	}
 	if c.PasswordFile != "" {
-		if _, err := readSecretFile(c.PasswordFile); err != nil {
+		if _, err := secretfile.Read(c.PasswordFile); err != nil {
 			bad(FlagPasswordFile, "%v", err)
 		}
 	}
@@ -185,17 +179,4 @@ func (c Config) withDefaults() Config {
 		c.TLS = true
 	}
 	return c
-}
-
-// readSecretFile reads a password file, without its trailing newline.
-func readSecretFile(path string) (Secret, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := strings.TrimRight(string(b), "\r\n")
-	if s == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	return Secret(s), nil
 }

@@ -33,6 +33,7 @@ import (
 	redisstore "github.com/ulule/limiter/v3/drivers/store/redis"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
+	"github.com/stablepay/payout-operator/internal/secretfile"
 )
 
 // Store is a connection to the shared store with its failure handling. It is safe for
@@ -85,7 +86,7 @@ func Open(cfg Config, log logr.Logger) (*Store, error) {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 	if cfg.PasswordFile != "" {
-		first, err := readSecretFile(cfg.PasswordFile)
+		first, err := secretfile.Read(cfg.PasswordFile)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", FlagPasswordFile, err)
 		}
@@ -93,11 +94,11 @@ func Open(cfg Config, log logr.Logger) (*Store, error) {
 		file, user := cfg.PasswordFile, cfg.Username
 		opts.Password = ""
 		opts.CredentialsProvider = func() (string, string) {
-			p, err := readSecretFile(file)
+			p, err := secretfile.Read(file)
 			if err != nil {
 				p = first
 			}
-			return user, string(p)
+			return user, p
 		}
 	}
 	if cfg.TLS {
