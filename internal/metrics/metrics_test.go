@@ -21,15 +21,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
-func gather(t *testing.T) metricstest.Samples {
-	t.Helper()
-	s, err := metricstest.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestCatalogIsRegistered: every metric of the catalog is on controller-runtime's registry
 // with its documented type and labels, and the registry holds no payout_ metric the catalog
 // does not list.
@@ -44,7 +35,7 @@ func TestCatalogIsRegistered(t *testing.T) {
 	metrics.ChainHead(payoutv1.NetworkBase, 10, 8)
 	metrics.DepositDetected(payoutv1.NetworkBase, time.Now(), time.Now())
 	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
-	s := gather(t)
+	s := metricstest.MustGather(t)
 	for _, m := range metrics.Catalog {
 		f := s[m.Name]
 		if f == nil {
@@ -94,10 +85,10 @@ func TestTransferStatusChanged(t *testing.T) {
 	after := before.DeepCopy()
 	after.Status.Phase = payoutv1.PhaseCompleted
 
-	s0 := gather(t)
+	s0 := metricstest.MustGather(t)
 	metrics.TransferStatusChanged(before, after, created.Add(4*time.Minute))
 	metrics.TransferStatusChanged(after, after, created.Add(5*time.Minute)) // no change: nothing
-	s1 := gather(t)
+	s1 := metricstest.MustGather(t)
 
 	if d := s1.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed") -
 		s0.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed"); d != 1 {
@@ -119,7 +110,7 @@ func TestTransferStatusChanged(t *testing.T) {
 	first := fresh.DeepCopy()
 	first.Status.Phase = payoutv1.PhaseReadyToProcess
 	metrics.TransferStatusChanged(fresh, first, created.Add(2*time.Second))
-	s2 := gather(t)
+	s2 := metricstest.MustGather(t)
 	if d := s2.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none") -
 		s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none"); d != 2 {
 		t.Errorf("time before the first status %vs, want 2", d)
@@ -133,7 +124,7 @@ func TestLabelsStayBounded(t *testing.T) {
 	metrics.FacadeRequest("/api/payouts/transfer/0123456789abcdef01234567", "BREW", 418, time.Millisecond)
 	metrics.RateLimited("whatever")
 	metrics.AuthFailure("because")
-	s := gather(t)
+	s := metricstest.MustGather(t)
 	for name, want := range map[string]string{
 		metrics.TransferTransitionsName: "from=other,to=other",
 		metrics.ChainHeadBlockName:      "network=other",
@@ -171,7 +162,7 @@ func (p fakeProvider) Get(context.Context, string) (*fiat.Payout, error) { retur
 
 func TestInstrumentProvider(t *testing.T) {
 	ctx := context.Background()
-	s0 := gather(t)
+	s0 := metricstest.MustGather(t)
 	ok := metrics.InstrumentProvider(fakeProvider{})
 	if ok.Name() != "fake" {
 		t.Errorf("Name = %q", ok.Name())
@@ -183,7 +174,7 @@ func TestInstrumentProvider(t *testing.T) {
 		t.Errorf("the error must pass through, got %v", err)
 	}
 	_, _ = metrics.InstrumentProvider(fakeProvider{err: errors.New("timeout")}).Get(ctx, "po_1")
-	s1 := gather(t)
+	s1 := metricstest.MustGather(t)
 	for _, c := range []struct{ op, outcome string }{
 		{"find", "success"}, {"create", "success"}, {"create", "permanent"}, {"get", "transient"},
 	} {
@@ -199,11 +190,11 @@ func TestInstrumentProvider(t *testing.T) {
 }
 
 func TestChain(t *testing.T) {
-	s0 := gather(t)
+	s0 := metricstest.MustGather(t)
 	metrics.ChainHead(payoutv1.NetworkPolygon, 120, 108)
 	mined := time.Unix(1_800_000_000, 0)
 	metrics.DepositDetected(payoutv1.NetworkPolygon, mined, mined.Add(27*time.Second))
-	s1 := gather(t)
+	s1 := metricstest.MustGather(t)
 	for name, want := range map[string]float64{
 		metrics.ChainHeadBlockName: 120, metrics.ChainScannedBlockName: 108, metrics.ChainHeadLagName: 12,
 		metrics.ChainDetectionLagName: 27,
@@ -228,7 +219,7 @@ func TestCountTransfers(t *testing.T) {
 		b = b.WithObjects(&objs[i])
 	}
 	metrics.CountTransfers(b.Build())
-	s := gather(t)
+	s := metricstest.MustGather(t)
 	for status, want := range map[string]float64{"completed": 2, "none": 1, "failed": 0} {
 		if got := s.Sum(metrics.TransfersName, "status", status); got != want {
 			t.Errorf("transfers{status=%s} = %v, want %v", status, got, want)
@@ -238,11 +229,11 @@ func TestCountTransfers(t *testing.T) {
 
 func TestRatesAge(t *testing.T) {
 	metrics.WatchRatesAge(func() (time.Duration, bool) { return 0, false })
-	if got := gather(t).Sum(metrics.RatesAgeName); got != -1 {
+	if got := metricstest.MustGather(t).Sum(metrics.RatesAgeName); got != -1 {
 		t.Errorf("before the first poll: %v, want -1", got)
 	}
 	metrics.WatchRatesAge(func() (time.Duration, bool) { return 90 * time.Second, true })
-	if got := gather(t).Sum(metrics.RatesAgeName); got != 90 {
+	if got := metricstest.MustGather(t).Sum(metrics.RatesAgeName); got != 90 {
 		t.Errorf("rates age %v, want 90", got)
 	}
 }

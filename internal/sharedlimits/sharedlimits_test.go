@@ -283,7 +283,7 @@ func TestCallBypassesAFailingStore(t *testing.T) {
 		t.Fatalf("a cancelled call: degraded %v", s.Degraded())
 	}
 
-	before := gather(t)
+	before := metricstest.MustGather(t)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestCallBypassesAFailingStore(t *testing.T) {
 	if calls != 1 {
 		t.Fatalf("%d calls reached the stopped store within the backoff, want 1", calls)
 	}
-	if d := gather(t).Delta(before, metrics.LimitStoreErrorsName, "limit", metrics.LimitStorePerKey); d != 1 {
+	if d := metricstest.MustGather(t).Delta(before, metrics.LimitStoreErrorsName, "limit", metrics.LimitStorePerKey); d != 1 {
 		t.Errorf("errors counted: %v, want 1", d)
 	}
 	time.Sleep(350 * time.Millisecond)
@@ -369,15 +369,6 @@ func TestPasswordFile(t *testing.T) {
 			t.Errorf("%s of a Config shows the password", f)
 		}
 	}
-}
-
-func gather(t *testing.T) metricstest.Samples {
-	t.Helper()
-	s, err := metricstest.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestValidate: each bad setting is refused with its flag's name.

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -156,4 +157,14 @@ func matches(m *dto.Metric, pairs []string) bool {
 		}
 	}
 	return true
+}
+
+// MustGather is Gather for a test: a registry that cannot be read fails it.
+func MustGather(t testing.TB) Samples {
+	t.Helper()
+	s, err := Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
