@@ -53,9 +53,7 @@ func TestSampleIsValid(t *testing.T) {
 }
 
 func TestValidateNamesTheBadSetting(t *testing.T) {
-	cases := []struct {
-		name, yaml, want string
-	}{
+	cases := []invalidCase{
 		{"bad contract", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x12"}}}`,
@@ -105,6 +103,14 @@ refund: {key: {secret: {namespace: a, name: b, key: c}}}`,
 depositKey: {xpub: {file: /x, env: X}}`,
 			`depositKey.xpub: exactly one of file, env or secret is needed`},
 	}
+	expectInvalid(t, cases)
+}
+
+// invalidCase is a configuration that parses and that Validate refuses with a message holding want.
+type invalidCase struct{ name, yaml, want string }
+
+func expectInvalid(t *testing.T, cases []invalidCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse([]byte(tc.yaml))
@@ -263,9 +269,7 @@ func TestSolanaAndTron(t *testing.T) {
 func TestSolanaAndTronValidation(t *testing.T) {
 	const mint = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 	const usdt = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
-	cases := []struct {
-		name, yaml, want string
-	}{
+	cases := []invalidCase{
 		{"solana mint in EVM form", `
 networks:
   solana: {rpc: [http://127.0.0.1:8899], tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
@@ -323,18 +327,7 @@ networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, genesisHash: 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
 			`networks.base.genesisHash: only solana networks take a genesis hash`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = c.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
-			}
-		})
-	}
+	expectInvalid(t, cases)
 }
 
 func TestSolanaAndTronFlags(t *testing.T) {
