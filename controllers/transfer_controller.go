@@ -101,6 +101,11 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 
+	if transfer.Unwritten(t, &d.Status) {
+		// a fresh v1 transfer: its defaulted status says all there is; writing its Ready condition
+		// would cost every create a status patch
+		return ctrl.Result{RequeueAfter: requeue}, nil
+	}
 	before := t.DeepCopy()
 	t.Status = d.Status
 	setReady(t, readyStatus(t.Status.Phase == payoutv1.PhaseCompleted || t.Status.Phase == payoutv1.PhaseRefunded),

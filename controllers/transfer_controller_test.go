@@ -168,8 +168,9 @@ var _ = Describe("TransferReconciler", func() {
 		f := newTransferFixture("Jane Doe", simbank.Faults{})
 		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0001")
 		got := f.reconcile(t)
-		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseReadyToProcess))
-		Expect(got.Status.History).To(HaveLen(1))
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseReadyToProcess), "the schema's default")
+		Expect(got.ResourceVersion).To(Equal(t.ResourceVersion), "a fresh v1 transfer's status is not written")
+		Expect(got.Status.History).To(BeEmpty())
 		Expect(got.Status.Payout).To(BeNil())
 
 		f.deposit(t, "25000000")

@@ -415,9 +415,16 @@ const MaxHistory = 16
 
 // TransferStatus is what the transfer controller observed and did: facts, and the public
 // status derived from them last (phase). Nothing decides on the phase.
+//
+// A v1 transfer's status is not written at its creation: until its deposit is seen it holds no
+// fact, and the schema defaults its phase to ready_to_process when it is read (DefaultPhase), so
+// that a create costs the API server one write and no status patch (issue 13's load goal). Its
+// history, Ready condition and observedGeneration appear with the first fact; the opening
+// history line is then written with the creation time (transfer.History shows it before).
 type TransferStatus struct {
 	// phase is the public status (spec 3.1), derived from the facts below.
 	// +optional
+	// +kubebuilder:default=ready_to_process
 	Phase TransferPhase `json:"phase,omitempty"`
 	// deposit credited to (or judged for) this transfer.
 	// +optional
@@ -492,8 +499,13 @@ type Transfer struct {
 	// +required
 	Spec TransferSpec `json:"spec"`
 	// +optional
+	// +kubebuilder:default={}
 	Status TransferStatus `json:"status,omitempty"`
 }
+
+// DefaultPhase is the phase the schema gives a transfer whose status was never written (the
+// default of status.phase above): a fresh v1 transfer's.
+const DefaultPhase = PhaseReadyToProcess
 
 // TransferList is a list of Transfer.
 //

@@ -29,8 +29,8 @@ var _ = Describe("refund", func() {
 			Expect(after.ResourceVersion).To(Equal(t.ResourceVersion))
 			noRefund(t)
 		},
-		Entry("no status yet", payoutv1.TransferStatus{},
-			"has no status yet: only a failed transfer whose deposit arrived can be refunded"),
+		Entry("a fresh v1 transfer, its status unwritten (the schema's default phase)", payoutv1.TransferStatus{},
+			"is ready_to_process: only a failed transfer whose deposit arrived can be refunded"),
 		Entry("processing with its deposit", payoutv1.TransferStatus{Phase: payoutv1.PhaseProcessing, Deposit: arrivedDeposit()},
 			"is processing: only a failed transfer whose deposit arrived can be refunded"),
 		Entry("completed", payoutv1.TransferStatus{Phase: payoutv1.PhaseCompleted, Deposit: arrivedDeposit()},

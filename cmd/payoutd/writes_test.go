@@ -126,7 +126,7 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		}).WithPolling(3 * time.Second).WithTimeout(60 * time.Second).Should(BeTrue())
 	}
 
-	It("is at most 8 for a v1 transfer, from its create to its recipient's deletion", func() {
+	It("is at most 7 for a v1 transfer, from its create to its recipient's deletion", func() {
 		rid := acct.recipient("Counted Payee")
 		q := acct.quote("25.00")
 		waitQuiet()
@@ -145,7 +145,7 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
 		AddReportEntry("v1 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
 		GinkgoWriter.Printf("v1 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
-		Expect(total).To(BeNumerically("<=", 8), table(byKind))
+		Expect(total).To(BeNumerically("<=", 7), table(byKind))
 	})
 
 	It("is measured for a v2 transfer, from its create to its recipient's deletion", func() {

@@ -115,6 +115,19 @@ func TestTransferStatusChanged(t *testing.T) {
 		s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none"); d != 2 {
 		t.Errorf("time before the first status %vs, want 2", d)
 	}
+
+	// a fresh v1 transfer's status is unwritten, its phase the schema's default: its first fact
+	// counts the time in ready_to_process from the creation
+	unwritten := fresh.DeepCopy()
+	unwritten.Status.Phase = payoutv1.DefaultPhase
+	funded := unwritten.DeepCopy()
+	funded.Status.Phase = payoutv1.PhaseProcessing
+	metrics.TransferStatusChanged(unwritten, funded, created.Add(90*time.Second))
+	s3 := metricstest.MustGather(t)
+	if d := s3.Sum(metrics.TransferStatusDurationName+"_sum", "status", "ready_to_process") -
+		s2.Sum(metrics.TransferStatusDurationName+"_sum", "status", "ready_to_process"); d != 90 {
+		t.Errorf("time in an unwritten ready_to_process %vs, want 90", d)
+	}
 }
 
 func TestLabelsStayBounded(t *testing.T) {

@@ -54,7 +54,9 @@ func TransferStatusChanged(before, after *payoutv1.Transfer, now time.Time) {
 // not say.
 func timeIn(t *payoutv1.Transfer, now time.Time) time.Duration {
 	since := t.CreationTimestamp.Time
-	if p := t.Status.Phase; p != "" {
+	// a status never written (no history: a fresh v1 transfer, its phase the schema's default)
+	// has been in its phase since the creation
+	if p := t.Status.Phase; p != "" && len(t.Status.History) > 0 {
 		since = time.Time{}
 		for i := len(t.Status.History) - 1; i >= 0; i-- {
 			if h := t.Status.History[i]; h.Status == p {

@@ -540,14 +540,20 @@ func withStatus(t *payoutv1.Transfer, st *payoutv1.TransferStatus) *payoutv1.Tra
 
 // finish derives the phase from the facts, and records a history line and an event when it
 // changed. The history keeps its opening line and the newest lines, MaxHistory in all.
+//
+// A transfer whose status was never written and that gained no fact stays unwritten: its phase is
+// the schema's default (payoutv1.DefaultPhase), so a fresh v1 transfer costs no status patch and
+// no event. Its opening line is written with its first fact, dated at its creation.
 func (d *decision) finish() {
 	phase := Phase(withStatus(d.t, d.st))
 	if len(d.st.History) == 0 {
-		opening := openingPhase(d.t)
-		msg := "waiting for the deposit at " + d.t.Spec.DepositAddress
-		d.st.History = append(d.st.History, payoutv1.StatusChange{Status: opening, At: d.t.CreationTimestamp, Reason: ReasonCreated, Message: msg})
-		if phase == opening {
-			d.event(corev1.EventTypeNormal, ReasonCreated, "%s: %s", opening, msg)
+		if phase == payoutv1.DefaultPhase && statusEqual(&d.t.Status, d.st) {
+			return
+		}
+		opening := OpeningLine(d.t)
+		d.st.History = append(d.st.History, opening)
+		if phase == opening.Status {
+			d.event(corev1.EventTypeNormal, ReasonCreated, "%s: %s", opening.Status, opening.Message)
 		}
 	}
 	d.st.Phase = phase
@@ -570,11 +576,29 @@ func (d *decision) finish() {
 	}
 }
 
-func openingPhase(t *payoutv1.Transfer) payoutv1.TransferPhase {
+// OpeningLine is the first line of t's history: its opening phase at its creation.
+func OpeningLine(t *payoutv1.Transfer) payoutv1.StatusChange {
+	opening := payoutv1.PhaseAwaitingDeposit
 	if t.Spec.Method == payoutv1.TransferV1 {
-		return payoutv1.PhaseReadyToProcess
+		opening = payoutv1.PhaseReadyToProcess
 	}
-	return payoutv1.PhaseAwaitingDeposit
+	return payoutv1.StatusChange{Status: opening, At: t.CreationTimestamp, Reason: ReasonCreated,
+		Message: "waiting for the deposit at " + t.Spec.DepositAddress}
+}
+
+// History is t's history as people read it: the stored lines, or for a v1 transfer whose status
+// was never written (see finish) its opening line alone.
+func History(t *payoutv1.Transfer) []payoutv1.StatusChange {
+	if len(t.Status.History) > 0 || t.Spec.Method != payoutv1.TransferV1 {
+		return t.Status.History
+	}
+	return []payoutv1.StatusChange{OpeningLine(t)}
+}
+
+// Unwritten reports whether t's status was never written and decided stays as it is: the
+// controller then writes nothing, not even its Ready condition (see finish).
+func Unwritten(t *payoutv1.Transfer, decided *payoutv1.TransferStatus) bool {
+	return len(t.Status.History) == 0 && t.Status.ObservedGeneration == 0 && statusEqual(&t.Status, decided)
 }
 
 func truncate(s string, n int) string {

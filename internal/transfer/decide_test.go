@@ -142,8 +142,12 @@ func equalPhases(a, b []payoutv1.TransferPhase) bool {
 func TestV1Lifecycle(t *testing.T) {
 	tr := v1()
 	d := Decide(input(tr, at(time.Second)))
-	if d.Status.Phase != payoutv1.PhaseReadyToProcess || len(d.Status.History) != 1 || d.Status.History[0].Reason != ReasonCreated {
-		t.Fatalf("opening: %+v", d.Status)
+	// nothing is written at the opening: the schema defaults the phase of an unwritten status
+	if !Unwritten(tr, &d.Status) || len(d.Status.History) != 0 || len(d.Events) != 0 || Phase(withStatus(tr, &d.Status)) != payoutv1.DefaultPhase {
+		t.Fatalf("a fresh v1 transfer is left unwritten: %+v, events %+v", d.Status, d.Events)
+	}
+	if h := History(tr); len(h) != 1 || h[0].Status != payoutv1.PhaseReadyToProcess || h[0].Reason != ReasonCreated || !h[0].At.Equal(&tr.CreationTimestamp) {
+		t.Errorf("its history reads as the opening line: %+v", h)
 	}
 	if d.RequeueAfter != 24*time.Hour-time.Second {
 		t.Errorf("an unfunded v1 transfer is looked at again at its expiry: %v", d.RequeueAfter)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // tokenDecimals: deposits are recorded in token base units, and every accepted token (USDC,
@@ -59,8 +60,9 @@ func (d TransferDescription) String() string {
 	}
 
 	b.WriteString("History:\n")
-	table(&b, len(t.Status.History), func(tw *tabwriter.Writer) {
-		for _, h := range t.Status.History {
+	history := transfer.History(&t) // a fresh v1 transfer's opening line is not stored yet
+	table(&b, len(history), func(tw *tabwriter.Writer) {
+		for _, h := range history {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", timestamp(h.At), h.Status, h.Reason, h.Message)
 		}
 	})
