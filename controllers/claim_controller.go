@@ -31,6 +31,12 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// A claim is made just before its holder, so a young claim's holder is usually not created
+	// or not cached yet: look only once the grace is over, when a missing holder means release.
+	// (Looking at once sent most claims' first look past the cache, a read from etcd per create.)
+	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	holder := holderObject(claim.Spec.Kind)
 	key := client.ObjectKey{Namespace: claim.Spec.Holder.Namespace, Name: claim.Spec.Holder.Name}
 	err := r.Get(ctx, key, holder)
@@ -44,9 +50,6 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
-	}
-	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	uid := claim.UID
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, claim, client.Preconditions{UID: &uid}))

@@ -109,12 +109,13 @@ var _ = Describe("ClaimReconciler", func() {
 		}
 		fakeClock.SetTime(bound.CreationTimestamp.Time)
 		rv := bound.ResourceVersion
-		_, err := r.Reconcile(ctx, request(bound))
+		res, err := r.Reconcile(ctx, request(bound))
 		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(BeNumerically(">", time.Minute), "a young claim is looked at once its grace is over")
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed())
 		Expect(bound.ResourceVersion).To(Equal(rv))
 
-		res, err := r.Reconcile(ctx, request(orphan))
+		res, err = r.Reconcile(ctx, request(orphan))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(BeNumerically(">", time.Minute))
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(orphan), orphan)).To(Succeed())
