@@ -75,7 +75,7 @@ var _ = Describe("get transfers", func() {
 		lines := strings.Split(out, "\n")
 		Expect(lines[0]).To(MatchRegexp(`^ID +STATUS +AMOUNT +CURRENCY +NETWORK +RECIPIENT +AGE$`))
 		Expect(out).To(MatchRegexp(`(?m)^` + a.Name + ` +failed +25\.00 +EUR +base +123456789 +\S+$`))
-		Expect(out).To(MatchRegexp(`(?m)^` + b.Name + ` +ready_to_process +25\.00 +GBP +base +123456789 +\S+$`), "an unwritten status reads as the schema's default")
+		Expect(out).To(MatchRegexp(`(?m)^`+b.Name+` +ready_to_process +25\.00 +GBP +base +123456789 +\S+$`), "an unwritten status reads as the schema's default")
 		wide := succeeds("get", "transfers", "-o", "wide")
 		Expect(wide).To(MatchRegexp(`(?m)^` + a.Name + ` +failed +25\.00 +EUR +base +123456789 +\S+ +v1 +usdc +` + first + ` +<none>$`))
 		Expect(strings.Index(out, a.Name)).To(BeNumerically("<", strings.Index(out, b.Name)))
