@@ -72,6 +72,11 @@ func sorted(s []string) []string {
 	return out
 }
 
+// moved is how far the series name{labels} moved from before to after.
+func moved(before, after metricstest.Samples, name string, labels ...string) float64 {
+	return after.Sum(name, labels...) - before.Sum(name, labels...)
+}
+
 func TestTransferStatusChanged(t *testing.T) {
 	created := testgen.Epoch.Time
 	before := testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(tr *payoutv1.Transfer) {
@@ -90,43 +95,36 @@ func TestTransferStatusChanged(t *testing.T) {
 	metrics.TransferStatusChanged(after, after, created.Add(5*time.Minute)) // no change: nothing
 	s1 := metricstest.MustGather(t)
 
-	if d := s1.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed") -
-		s0.Sum(metrics.TransferTransitionsName, "from", "processing", "to", "completed"); d != 1 {
+	if d := moved(s0, s1, metrics.TransferTransitionsName, "from", "processing", "to", "completed"); d != 1 {
 		t.Errorf("transitions processing->completed moved by %v, want 1", d)
 	}
-	if d := s1.Sum(metrics.TransferStatusDurationName+"_count", "status", "processing") -
-		s0.Sum(metrics.TransferStatusDurationName+"_count", "status", "processing"); d != 1 {
+	if d := moved(s0, s1, metrics.TransferStatusDurationName+"_count", "status", "processing"); d != 1 {
 		t.Errorf("processing durations observed %v, want 1", d)
 	}
 	// three minutes in processing: from its history entry, not from the creation
-	if d := s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "processing") -
-		s0.Sum(metrics.TransferStatusDurationName+"_sum", "status", "processing"); d != 180 {
+	if d := moved(s0, s1, metrics.TransferStatusDurationName+"_sum", "status", "processing"); d != 180 {
 		t.Errorf("time in processing %vs, want 180", d)
 	}
 
-	// a first status: time since creation, from "none"
-	fresh := before.DeepCopy()
-	fresh.Status = payoutv1.TransferStatus{}
-	first := fresh.DeepCopy()
-	first.Status.Phase = payoutv1.PhaseReadyToProcess
-	metrics.TransferStatusChanged(fresh, first, created.Add(2*time.Second))
-	s2 := metricstest.MustGather(t)
-	if d := s2.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none") -
-		s1.Sum(metrics.TransferStatusDurationName+"_sum", "status", "none"); d != 2 {
-		t.Errorf("time before the first status %vs, want 2", d)
-	}
-
-	// a fresh v1 transfer's status is unwritten, its phase the schema's default: its first fact
-	// counts the time in ready_to_process from the creation
-	unwritten := fresh.DeepCopy()
-	unwritten.Status.Phase = payoutv1.DefaultPhase
-	funded := unwritten.DeepCopy()
-	funded.Status.Phase = payoutv1.PhaseProcessing
-	metrics.TransferStatusChanged(unwritten, funded, created.Add(90*time.Second))
-	s3 := metricstest.MustGather(t)
-	if d := s3.Sum(metrics.TransferStatusDurationName+"_sum", "status", "ready_to_process") -
-		s2.Sum(metrics.TransferStatusDurationName+"_sum", "status", "ready_to_process"); d != 90 {
-		t.Errorf("time in an unwritten ready_to_process %vs, want 90", d)
+	// the time in a status without a history line runs from the creation: before any status
+	// ("none"), and in a fresh v1 transfer's unwritten one, its phase the schema's default
+	for _, c := range []struct {
+		from, to payoutv1.TransferPhase
+		label    string
+		after    time.Duration
+	}{
+		{"", payoutv1.PhaseReadyToProcess, "none", 2 * time.Second},
+		{payoutv1.DefaultPhase, payoutv1.PhaseProcessing, "ready_to_process", 90 * time.Second},
+	} {
+		was := before.DeepCopy()
+		was.Status = payoutv1.TransferStatus{Phase: c.from}
+		now := was.DeepCopy()
+		now.Status.Phase = c.to
+		s := metricstest.MustGather(t)
+		metrics.TransferStatusChanged(was, now, created.Add(c.after))
+		if d := moved(s, metricstest.MustGather(t), metrics.TransferStatusDurationName+"_sum", "status", c.label); d != c.after.Seconds() {
+			t.Errorf("time in %q before %s: %vs, want %v", c.label, c.to, d, c.after.Seconds())
+		}
 	}
 }
 
@@ -191,13 +189,11 @@ func TestInstrumentProvider(t *testing.T) {
 	for _, c := range []struct{ op, outcome string }{
 		{"find", "success"}, {"create", "success"}, {"create", "permanent"}, {"get", "transient"},
 	} {
-		if d := s1.Sum(metrics.ProviderRequestsName, "operation", c.op, "outcome", c.outcome) -
-			s0.Sum(metrics.ProviderRequestsName, "operation", c.op, "outcome", c.outcome); d != 1 {
+		if d := moved(s0, s1, metrics.ProviderRequestsName, "operation", c.op, "outcome", c.outcome); d != 1 {
 			t.Errorf("%s/%s moved by %v, want 1", c.op, c.outcome, d)
 		}
 	}
-	if d := s1.Sum(metrics.ProviderDurationName+"_count", "operation", "create") -
-		s0.Sum(metrics.ProviderDurationName+"_count", "operation", "create"); d != 2 {
+	if d := moved(s0, s1, metrics.ProviderDurationName+"_count", "operation", "create"); d != 2 {
 		t.Errorf("create latencies observed %v, want 2", d)
 	}
 }
@@ -216,7 +212,7 @@ func TestChain(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if d := s1.Sum(metrics.ChainDepositsName, "network", "polygon") - s0.Sum(metrics.ChainDepositsName, "network", "polygon"); d != 1 {
+	if d := moved(s0, s1, metrics.ChainDepositsName, "network", "polygon"); d != 1 {
 		t.Errorf("deposits moved by %v", d)
 	}
 }
