@@ -289,7 +289,7 @@ type result struct {
 var apiProfile = flag.String("apiserver-profile", "", "write kube-apiserver's CPU profile of the create window to this file")
 
 // calls counts the service's API-server requests during the facade's windows.
-var calls = &apiCalls{counts: map[string]int{}}
+var calls = &apiCalls{counts: map[string]int{}, spent: map[string]time.Duration{}}
 
 // apiProfiled is set once the API server's profile was taken.
 var apiProfiled bool

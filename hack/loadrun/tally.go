@@ -7,25 +7,32 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // apiCalls counts the service's requests to the API server by verb and resource while counting
-// is on (the facade's windows), so that the run says what one facade request costs the API
-// server, watches aside.
+// is on (the facade's windows), and the time they took, so that the run says what one facade
+// request costs the API server and how much of its latency is the API server's, watches aside.
 type apiCalls struct {
 	on     atomic.Bool
 	mu     sync.Mutex
 	counts map[string]int
+	spent  map[string]time.Duration
 }
 
 func (a *apiCalls) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if a.on.Load() && req.URL.Query().Get("watch") != "true" {
-			a.mu.Lock()
-			a.counts[req.Method+" "+resourceOf(req.URL.Path)]++
-			a.mu.Unlock()
+		if !a.on.Load() || req.URL.Query().Get("watch") == "true" {
+			return rt.RoundTrip(req)
 		}
-		return rt.RoundTrip(req)
+		start := time.Now()
+		resp, err := rt.RoundTrip(req)
+		k := req.Method + " " + resourceOf(req.URL.Path)
+		a.mu.Lock()
+		a.counts[k]++
+		a.spent[k] += time.Since(start)
+		a.mu.Unlock()
+		return resp, err
 	})
 }
 
@@ -47,7 +54,7 @@ func resourceOf(path string) string {
 	return parts[0]
 }
 
-// per prints the counts divided by n, and clears them.
+// per prints the counts divided by n with the mean time of each request, and clears them.
 func (a *apiCalls) per(n int64) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -58,9 +65,10 @@ func (a *apiCalls) per(n int64) string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "  %-40s %6.2f\n", k, float64(a.counts[k])/float64(max(n, 1)))
+		mean := a.spent[k] / time.Duration(a.counts[k])
+		fmt.Fprintf(&b, "  %-40s %6.2f  (mean %v)\n", k, float64(a.counts[k])/float64(max(n, 1)), mean.Round(10*time.Microsecond))
 	}
-	a.counts = map[string]int{}
+	a.counts, a.spent = map[string]int{}, map[string]time.Duration{}
 	return b.String()
 }
 
