@@ -254,3 +254,32 @@ func indexByte(s string, c byte) int {
 	}
 	return -1
 }
+
+// SenderKey is one spelling per account key of a sending address, so that the wallet a caller
+// declared and the sender a chain reports compare equal whatever their network writes: an EVM
+// address in lower case; a Tron address (Base58Check T..., or 41/0x hex) as the 0x form of its
+// 20-byte account id, which is the EVM address of the same key (spec 4.10 takes a Tron sender as
+// its EVM-format body); anything else (Solana) as it is. It is a comparison key, never an
+// address to send to.
+func SenderKey(addr string) string {
+	a := strings.TrimSpace(addr)
+	if evmAddress.MatchString(a) {
+		return strings.ToLower(a)
+	}
+	if id, err := TronAddressBytes(a); err == nil {
+		return "0x" + hex.EncodeToString(id[:])
+	}
+	if len(a) == 42 && (strings.HasPrefix(a, "41")) {
+		if b, err := hex.DecodeString(a[2:]); err == nil && len(b) == 20 {
+			return "0x" + strings.ToLower(a[2:])
+		}
+	}
+	return a
+}
+
+// SameSender reports whether two sending addresses are the same account key (see SenderKey);
+// an empty address is nobody's.
+func SameSender(a, b string) bool {
+	ka, kb := SenderKey(a), SenderKey(b)
+	return ka != "" && ka == kb
+}

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -198,5 +199,30 @@ func TestTronAddressOtherVersionByte(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no T... string with another version byte was built; the test checks nothing")
+	}
+}
+
+func TestSameSender(t *testing.T) {
+	evm := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+	id := [20]byte{}
+	b, _ := hex.DecodeString(strings.ToLower(evm[2:]))
+	copy(id[:], b)
+	tron := TronAddress(id)
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{evm, strings.ToLower(evm), true},
+		{evm, tron, true},
+		{tron, "41" + strings.ToLower(evm[2:]), true},
+		{evm, "0x0000000000000000000000000000000000000001", false},
+		{"", "", false},
+		{"So11111111111111111111111111111111111111112", "So11111111111111111111111111111111111111112", true},
+		{"So11111111111111111111111111111111111111112", strings.ToLower("So11111111111111111111111111111111111111112"), false},
+	}
+	for _, c := range cases {
+		if got := SameSender(c.a, c.b); got != c.want {
+			t.Errorf("SameSender(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }
