@@ -11,6 +11,7 @@
 // README):
 //
 //	payout_transfers{status}                              gauge: transfers by status, counted in the informer cache at scrape time (CountTransfers)
+//	payout_transfers_awaiting_chain{network}              gauge: v1 transfers past their expiry that wait for the watcher to pass it (CountTransfers)
 //	payout_transfer_transitions_total{from,to}            counter: status changes written by the transfer controller (TransferStatusChanged)
 //	payout_transfer_status_duration_seconds{status}       histogram: time a transfer spent in a status, observed when it leaves it
 //	payout_chain_head_block{network}                      gauge: the newest block the deposit watcher saw (ChainHead)

@@ -8,6 +8,7 @@ import (
 // Names of the metrics.
 const (
 	TransfersName              = "payout_transfers"
+	TransfersAwaitingChainName = "payout_transfers_awaiting_chain"
 	TransferTransitionsName    = "payout_transfer_transitions_total"
 	TransferStatusDurationName = "payout_transfer_status_duration_seconds"
 	ChainHeadBlockName         = "payout_chain_head_block"
@@ -46,6 +47,7 @@ type Metric struct {
 // Catalog is every metric this package defines, in the order of the package documentation.
 var Catalog = []Metric{
 	{TransfersName, Gauge, []string{"status"}, "Transfers by status, counted in the informer cache at scrape time."},
+	{TransfersAwaitingChainName, Gauge, []string{"network"}, "v1 transfers past their expiry on the clock, without their deposit, that wait for the network's watcher to scan past the expiry before they may fail (a lagging watcher or node)."},
 	{TransferTransitionsName, Counter, []string{"from", "to"}, "Transfer status changes written by the transfer controller."},
 	{TransferStatusDurationName, Histogram, []string{"status"}, "Seconds a transfer spent in a status, observed when it left it."},
 	{ChainHeadBlockName, Gauge, []string{"network"}, "Newest block number the deposit watcher read from the network."},
@@ -90,6 +92,10 @@ func newGaugeVec(name string) *prometheus.GaugeVec {
 	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help(name)}, labels(name))
 }
 
+func newDesc(name string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help(name), labels(name), nil)
+}
+
 func newHistogramVec(name string, buckets []float64) *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help(name), Buckets: buckets}, labels(name))
 }
@@ -121,7 +127,7 @@ var (
 	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
 	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
 	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
-	transfers              = &transferCounter{desc: prometheus.NewDesc(TransfersName, help(TransfersName), labels(TransfersName), nil)}
+	transfers              = &transferCounter{desc: newDesc(TransfersName), awaitingChain: newDesc(TransfersAwaitingChainName)}
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 )
 

@@ -80,16 +80,16 @@ func CountTransfers(reader client.Reader) {
 
 type readerBox struct{ client.Reader }
 
-// transferCounter is the collector of payout_transfers.
+// transferCounter is the collector of payout_transfers and payout_transfers_awaiting_chain.
 type transferCounter struct {
-	desc   *prometheus.Desc
-	reader atomic.Pointer[readerBox]
+	desc, awaitingChain *prometheus.Desc
+	reader              atomic.Pointer[readerBox]
 }
 
 // scrapeTimeout bounds a scrape's wait for the cache (which blocks a list until it has synced).
 const scrapeTimeout = 5 * time.Second
 
-func (c *transferCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *transferCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.awaitingChain }
 
 func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 	box := c.reader.Load()
@@ -108,10 +108,29 @@ func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 	for s := range statuses {
 		counts[s] = 0
 	}
+	awaiting := map[payoutv1.Network]int{}
+	now := time.Now()
 	for i := range list.Items {
-		counts[statusLabel(list.Items[i].Status.Phase)]++
+		t := &list.Items[i]
+		counts[statusLabel(t.Status.Phase)]++
+		if AwaitingChain(t, now) {
+			awaiting[t.Spec.SourceNetwork]++
+		}
 	}
 	for s, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), s)
 	}
+	for n, count := range awaiting {
+		ch <- prometheus.MustNewConstMetric(c.awaitingChain, prometheus.GaugeValue, float64(count), string(n))
+	}
+}
+
+// AwaitingChain reports whether t is a v1 transfer past its expiry on the clock that holds no
+// deposit and has not failed: the transfer controller expires it only once its network's
+// watcher has scanned past the expiry, so such a transfer waits on the chain (a transfer the
+// controller is about to fail is counted for the moment that takes).
+func AwaitingChain(t *payoutv1.Transfer, now time.Time) bool {
+	st := &t.Status
+	return t.Spec.Method == payoutv1.TransferV1 && t.Spec.ExpiresAt != nil && !now.Before(t.Spec.ExpiresAt.Time) &&
+		st.Deposit == nil && st.Failure == nil && st.Refund == nil
 }
