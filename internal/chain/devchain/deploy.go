@@ -35,15 +35,13 @@ type holding struct {
 	token  string
 }
 
-// holdings lists the balances Start guarantees on a network: the funded key holds every token,
-// the refund wallet USDC on base.
+// holdings lists the balances Start guarantees on a network: the funded key and the refund
+// wallet hold every token (a failed transfer's deposit is refunded in USDC on base, a stray
+// deposit on its own network in its own token).
 func holdings(network string) []holding {
 	var hs []holding
 	for _, t := range tokensOf(network) {
-		hs = append(hs, holding{crypto.PubkeyToAddress(fundedKey.PublicKey), t})
-	}
-	if network == Base {
-		hs = append(hs, holding{crypto.PubkeyToAddress(refundKey.PublicKey), USDC})
+		hs = append(hs, holding{crypto.PubkeyToAddress(fundedKey.PublicKey), t}, holding{crypto.PubkeyToAddress(refundKey.PublicKey), t})
 	}
 	return hs
 }

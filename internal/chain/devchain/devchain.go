@@ -27,8 +27,8 @@
 // on every machine and on every run: USDC at 0x5FbDB2315678afecb367f032d93F642f64180aa3 on all
 // five chains, USDT at 0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512 on ethereum. Account 1 is the
 // funded key (PAYOUT_EVM_FUNDED_KEY): it holds at least MinBalance of every dev token on every
-// chain. Account 2 is the refund wallet: gas on every chain and at least MinBalance of USDC on
-// base, from which the service sends refunds. Start mints MintAmount to a holder whose balance is
+// chain. Account 2 is the refund wallet, from which the service sends refunds: gas and at least
+// MinBalance of every token on every chain. Start mints MintAmount to a holder whose balance is
 // below MinBalance, so a long-lived chain is topped up on the next start.
 //
 // # Helpers
@@ -193,7 +193,7 @@ type Set struct {
 	Chains map[string]*Chain
 	// FundedKey holds gas and at least MinBalance of every dev token on every chain.
 	FundedKey *ecdsa.PrivateKey
-	// RefundKey is the refund wallet: gas on every chain and at least MinBalance of USDC on base.
+	// RefundKey is the refund wallet: gas and at least MinBalance of every token on every chain.
 	RefundKey *ecdsa.PrivateKey
 	// Confirmations the service waits for on these chains.
 	Confirmations int
