@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -18,8 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // Refund reasons of the Ready condition and events.
@@ -38,24 +42,47 @@ const (
 	RefundBroadcastFailedReason = "BroadcastFailed"
 	// RefundRevertedReason: the transaction reverted at depth (nothing moved); a new one is signed.
 	RefundRevertedReason = "Reverted"
+	// RefundHeldReason: the destination failed wallet screening; nothing is sent.
+	RefundHeldReason = "Held"
+	// RefundUnscreenedReason: the destination could not be screened (the service cannot
+	// answer); nothing is sent until it is cleared.
+	RefundUnscreenedReason = "ScreeningUnavailable"
 )
 
-// RefundReconciler sends refunds on Base (Refund objects, made by `kubectl payout refund`). It
-// loads, asks package refund what to do, does it, and persists; the money-moving steps are two
-// passes, so that the signed transaction is stored before it is broadcast. It runs one
-// reconcile at a time (one worker, leader-only like every controller), which serialises nonce
-// assignment: the nonce comes from the chain's pending nonce and every other Refund's recorded
-// nonce, both read fresh (APIReader), never from a cache that may not hold the last one yet.
+// How often a held refund's destination is screened again, and a destination the service
+// could not screen is asked about again.
+const (
+	heldRecheck     = time.Hour
+	unscreenedRetry = 30 * time.Second
+)
+
+// RefundReconciler sends refunds (Refund objects, made by `kubectl payout refund`): a failed
+// transfer's deposit in USDC on Base, a stray deposit on its own network where the refund wallet
+// can pay there. It loads, asks package refund what to do, does it, and persists; the
+// money-moving steps are two passes, so that the signed transaction is stored before it is
+// broadcast. Before signing it screens the destination (fail closed: a blocked address is held,
+// an unanswered screening waits). It runs one reconcile at a time (one worker, leader-only like
+// every controller), which serialises nonce assignment: the nonce comes from the chain's pending
+// nonce and every other Refund's recorded nonce on that network, both read fresh (APIReader),
+// never from a cache that may not hold the last one yet.
+//
+// What a Refund may send is what the transfer owes under its name (transfer.OwedOf), computed
+// from the transfer and its Deposit objects read past the cache. A v2 transfer that released its
+// hash owes its observed deposit only once it holds the hash again: the controller claims it
+// (the API server's atomic create) and refuses when another transfer holds it.
 //
 // It never writes a Transfer: the transfer controller reads the Refund's Confirmed status and
-// sets the transfer refunded.
+// sets the transfer refunded (or lists the stray deposit's refund).
 type RefundReconciler struct {
 	// Client reads Transfers from the cache and writes Refund status.
 	Client client.Client
-	// APIReader reads Refunds from the API server: a stale Refund could be signed twice.
+	// APIReader reads Refunds and Deposits from the API server: a stale Refund could be signed
+	// twice, a stale list of deposits refund the wrong amount.
 	APIReader client.Reader
-	// Wallet is the refund wallet; nil when none is configured (refunds wait, saying so).
-	Wallet   refund.Wallet
+	// Wallets are the refund wallets; nil when none is configured (refunds wait, saying so).
+	Wallets refund.Wallets
+	// Screener screens every destination before anything is signed to it.
+	Screener walletscreen.Screener
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// PollInterval between receipt lookups while a transaction is on its way. Default 2s.
@@ -65,6 +92,8 @@ type RefundReconciler struct {
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -83,7 +112,8 @@ func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, nil
 }
 
-// admit checks the transfer and records what is to be sent, or refuses.
+// admit checks what the transfer owes under the refund's name and records what is to be sent,
+// or refuses.
 func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl.Result, error) {
 	var t *payoutv1.Transfer
 	tr := &payoutv1.Transfer{}
@@ -92,33 +122,79 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
-	from := ""
-	if r.Wallet != nil {
-		from = r.Wallet.Address()
+	var owed []transfer.Owed
+	var why error
+	if t != nil {
+		deps := &payoutv1.DepositList{}
+		if err := r.APIReader.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
+			return ctrl.Result{}, err
+		}
+		reclaimed, err := r.reclaim(ctx, rf, t)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		owed, why = transfer.OwedOf(t, deps.Items, reclaimed), admin.CheckRefundable(t)
+		if transfer.Released(t) && !reclaimed && rf.Spec.Deposit == nil {
+			why = fmt.Errorf("transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer", t.Name, t.Spec.TxHash)
+		}
 	}
-	st := refund.Admit(rf, t, from)
+	st := refund.Admit(rf, t, owed, r.wallets(), why)
 	if st.State == payoutv1.RefundRefused {
 		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundRefusedReason)
 	}
 	return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundAcceptedReason)
 }
 
-// sign assigns the nonce, signs, and persists the signed transaction; it broadcasts nothing.
+// reclaim takes back the claim on the hash of a v2 transfer that released it, for the refund of
+// its deposit: it reports whether the transfer holds the hash (so that no other transfer can be
+// paid by that transaction while it is refunded). Any other refund needs no claim.
+func (r *RefundReconciler) reclaim(ctx context.Context, rf *payoutv1.Refund, t *payoutv1.Transfer) (bool, error) {
+	if rf.Spec.Deposit != nil || !transfer.Released(t) {
+		return false, nil
+	}
+	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, t.Spec.TxHash)
+	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
+	c := &payoutv1.Claim{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, key)},
+		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimTxHash, Key: key, Holder: holder}}
+	err := r.Client.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) {
+		held := &payoutv1.Claim{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(c), held); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return held.Spec.Holder == holder, nil
+	}
+	return err == nil, err
+}
+
+func (r *RefundReconciler) wallets() refund.Wallets {
+	if r.Wallets == nil {
+		return refund.Single(nil)
+	}
+	return r.Wallets
+}
+
+// sign screens the destination, assigns the nonce, signs, and persists the signed transaction;
+// it broadcasts nothing.
 func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.Result, error) {
-	if r.Wallet == nil {
+	w, ok := r.wallets().For(networkOf(rf.Status), tokenOf(rf.Status))
+	if !ok {
 		st := rf.Status
-		st.Message = "no refund wallet is configured (chain configuration refund.key); the refund waits"
+		st.Message = fmt.Sprintf("no refund wallet can send %s on %s (chain configuration refund.key); the refund waits", tokenOf(rf.Status), networkOf(rf.Status))
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
+	}
+	if res, done, err := r.screen(ctx, rf); done || err != nil {
+		return res, err
 	}
 	amount, err := refund.Amount(rf.Status)
 	if err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	nonce, err := r.nextNonce(ctx, rf)
+	nonce, err := r.nextNonce(ctx, rf, w)
 	if err == nil {
 		var signed *evm.Signed
-		if signed, err = r.Wallet.SignTransfer(ctx, rf.Status.To, amount, nonce); err == nil {
-			st := refund.Signed(rf.Status, r.Wallet.Address(), nonce, signed)
+		if signed, err = w.SignTransfer(ctx, rf.Status.To, amount, nonce); err == nil {
+			st := refund.Signed(rf.Status, w.Address(), nonce, signed)
 			// persisted with an optimistic lock: a refund changed meanwhile is not signed over
 			return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundSignedReason)
 		}
@@ -130,8 +206,42 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 	return ctrl.Result{}, err
 }
 
-func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund) (uint64, error) {
-	pending, err := r.Wallet.PendingNonce(ctx)
+// screen screens the refund's destination before anything is signed to it. done reports that
+// the refund must wait (held, or the screening unanswered), with the result to return.
+func (r *RefundReconciler) screen(ctx context.Context, rf *payoutv1.Refund) (res ctrl.Result, done bool, err error) {
+	if r.Screener == nil {
+		err := fmt.Errorf("no wallet-screening service is configured")
+		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, err), corev1.EventTypeWarning, RefundUnscreenedReason)
+	}
+	blocked, serr := r.Screener.Blocked(ctx, rf.Status.To)
+	switch {
+	case serr != nil:
+		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, serr), corev1.EventTypeWarning, RefundUnscreenedReason)
+	case blocked:
+		return ctrl.Result{RequeueAfter: heldRecheck}, true, r.write(ctx, rf, refund.Held(rf.Status, "the risk service blocks it"), corev1.EventTypeWarning, RefundHeldReason)
+	case rf.Status.State == payoutv1.RefundHeld:
+		// cleared now: Pending again, and signed on the next pass
+		return ctrl.Result{RequeueAfter: time.Millisecond}, true, r.write(ctx, rf, refund.Cleared(rf.Status), corev1.EventTypeNormal, RefundAcceptedReason)
+	}
+	return ctrl.Result{}, false, nil
+}
+
+func networkOf(st payoutv1.RefundStatus) payoutv1.Network {
+	if st.Network == "" {
+		return refund.BaseNetwork
+	}
+	return st.Network
+}
+
+func tokenOf(st payoutv1.RefundStatus) payoutv1.Token {
+	if st.Token == "" {
+		return refund.BaseToken
+	}
+	return st.Token
+}
+
+func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (uint64, error) {
+	pending, err := w.PendingNonce(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -139,15 +249,16 @@ func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund) (
 	if err := r.APIReader.List(ctx, all); err != nil {
 		return 0, fmt.Errorf("listing refunds for the nonce: %w", err)
 	}
-	return refund.NextNonce(pending, all.Items, rf), nil
+	return refund.NextNonce(pending, all.Items, rf, w.Network(), w.Address()), nil
 }
 
 // watch follows the persisted transaction: its receipt when mined, else a broadcast of the same
 // bytes.
 func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl.Result, error) {
-	if r.Wallet == nil {
+	w, ok := r.wallets().For(networkOf(rf.Status), tokenOf(rf.Status))
+	if !ok {
 		st := rf.Status
-		st.Message = "no refund wallet is configured; the signed transaction " + st.TxHash + " waits to be broadcast"
+		st.Message = fmt.Sprintf("no refund wallet is configured on %s; the signed transaction %s waits to be broadcast", networkOf(rf.Status), st.TxHash)
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
 	}
 	raw, err := refund.SignedBytes(rf.Status)
@@ -155,12 +266,12 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		// never re-sign over a transaction that may be on its way: an operator must look
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("refund %s: %w", rf.Name, err))
 	}
-	found, reverted, block, conf, err := r.Wallet.Receipt(ctx, rf.Status.TxHash)
+	found, reverted, block, conf, err := w.Receipt(ctx, rf.Status.TxHash)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if found {
-		st := refund.Observed(rf.Status, refund.Receipt{Found: true, Reverted: reverted, Block: block, Confirmations: conf, Required: r.Wallet.Confirmations()}, r.Clock.Now())
+		st := refund.Observed(rf.Status, refund.Receipt{Found: true, Reverted: reverted, Block: block, Confirmations: conf, Required: w.Confirmations()}, r.Clock.Now())
 		reason, kind := RefundBroadcastReason, corev1.EventTypeNormal
 		switch st.State {
 		case payoutv1.RefundConfirmed:
@@ -176,7 +287,7 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		}
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
-	berr := r.Wallet.Broadcast(ctx, raw)
+	berr := w.Broadcast(ctx, raw)
 	st := refund.Broadcasted(rf.Status, berr)
 	if berr != nil {
 		if err := r.write(ctx, rf, st, corev1.EventTypeWarning, RefundBroadcastFailedReason); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
@@ -83,7 +84,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		return rf
 	}
 	reconciler := func(w refund.Wallet) *RefundReconciler {
-		return &RefundReconciler{Client: env.Client, APIReader: env.Client, Wallet: w, Clock: fakeClock, PollInterval: time.Millisecond}
+		return &RefundReconciler{Client: env.Client, APIReader: env.Client, Wallets: refund.Single(w), Screener: walletscreen.LocalList{Reader: env.Client},
+			Clock: fakeClock, PollInterval: time.Millisecond}
 	}
 	reload := func(rf *payoutv1.Refund) *payoutv1.Refund {
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
@@ -235,6 +237,6 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		res, err := noWallet.Reconcile(ctx, request(rf))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(Equal(time.Minute))
-		Expect(reload(rf).Status.Message).To(ContainSubstring("no refund wallet is configured"))
+		Expect(reload(rf).Status.Message).To(ContainSubstring("no refund wallet can send usdc on base"))
 	})
 })

@@ -10,7 +10,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/chain/refund"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat"
 )
 
@@ -36,10 +37,18 @@ type Options struct {
 	V2 V2Addresses
 	// TransferWorkers is how many transfers are reconciled at once.
 	TransferWorkers int
+	// Screener screens the wallet that paid before every payout, and every refund's
+	// destination; nil uses the local risk list (BlockedWallet objects, `kubectl payout wallet
+	// block`), as the facade does by default.
+	Screener walletscreen.Screener
+	// MatchTimeout is how long a confirmed v2 hash may stay unfound on chain before its
+	// transfer fails (DepositNotFound) and releases it; default transfer.DefaultMatchTimeout.
+	MatchTimeout time.Duration
 
-	// RefundWallet sends refunds on Base (watch.Setup reads it from the chain configuration);
-	// nil when none is configured: Refund objects then wait with a message saying so.
-	RefundWallet *evm.Wallet
+	// RefundWallets send refunds: the refund key on every EVM network of the chain
+	// configuration (watch.Setup reads them); nil when none is configured: Refund objects then
+	// wait with a message saying so.
+	RefundWallets refund.Wallets
 	// RefundPollInterval is how often a refund on its way is looked at; default 2s.
 	RefundPollInterval time.Duration
 
@@ -61,6 +70,9 @@ func DefaultOptions() Options {
 // Setup registers every controller with the manager, and the default deposit options once the
 // manager has started (they are created when missing, never overwritten).
 func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Screener == nil {
+		o.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
+	}
 	steps := []func() error{
 		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },
@@ -75,16 +87,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return (&ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Grace: o.ClaimGrace}).SetupWithManager(mgr)
 		},
 		func() error {
-			rr := &RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
-				Clock: o.Clock, PollInterval: o.RefundPollInterval}
-			if o.RefundWallet != nil {
-				rr.Wallet = o.RefundWallet
-			}
-			return rr.SetupWithManager(mgr)
+			return (&RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
+				Clock: o.Clock, PollInterval: o.RefundPollInterval, Wallets: o.RefundWallets, Screener: o.Screener}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&TransferReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,
-				Provider: o.Provider, Notifier: o.Notifier, Chain: o.Chain, V2: o.V2}).SetupWithManager(mgr, o.TransferWorkers)
+			return (&TransferReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,
+				Provider: o.Provider, Notifier: o.Notifier, Chain: o.Chain, V2: o.V2, Screener: o.Screener, MatchTimeout: o.MatchTimeout,
+			}).SetupWithManager(mgr, o.TransferWorkers)
 		},
 	}
 	for _, step := range steps {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -21,6 +23,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/transfer"
@@ -42,26 +45,39 @@ type V2Addresses interface {
 // TransferReconciler drives transfers through the status machine of spec section 3. It is the
 // one writer of Transfer status. Each pass reads top to bottom:
 //
-//	get from the cache → gather what the chain, the recipient store and the refund say →
-//	perform the provider work whose intent is stored (ask by reference, create if absent) →
-//	decide (internal/transfer, pure) → delete the recipient and mail the outcome when the
-//	decision says so → write the status with the optimistic lock → record events.
+//	get from the cache → gather what the chain, the recipient store, the account and the
+//	refunds say → perform the provider work whose intent is stored (ask by reference, create
+//	if absent) → decide (internal/transfer, pure; when the decision asks for the payer's
+//	screening, screen and decide again) → write the status with the optimistic lock → record
+//	events → perform the decision's side effects (mail the stored outcome, delete the
+//	recipient, release or bind a claim) now that what they act on is stored.
 //
 // The payout is created only from an intent read back from the API server, and the intent and
 // a cancellation request exclude each other through the transfer's resourceVersion: a crash at
-// any point pays nothing twice, and a cancelled transfer is never paid.
+// any point pays nothing twice, and a cancelled transfer is never paid. No side effect runs
+// before the status that decided it is stored: a conflict or a crash before the write performs
+// nothing, and a retry after it performs the same again (each is idempotent).
 type TransferReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
+	// APIReader reads past the cache where a stale read could lose money or mail twice: the
+	// deposits of a transfer about to expire, a refund request before a claim is released, a
+	// pending mail before it is sent.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
 	// Provider pays fiat.
 	Provider fiat.Provider
-	// Notifier mails outcomes; nil disables mail (recorded as not configured).
+	// Notifier mails outcomes; nil disables mail (no outcome is stored to be mailed).
 	Notifier Notifier
 	// Chain looks up v2 transactions by hash.
 	Chain chain.TxLookup
 	// V2 gives the platform's fixed v2 deposit addresses.
 	V2 V2Addresses
+	// Screener screens the wallet that paid, at depth, before the payout; required (fail closed).
+	Screener walletscreen.Screener
+	// MatchTimeout is how long a confirmed v2 hash may stay unfound before the transfer fails
+	// and releases it (transfer.DefaultMatchTimeout when 0).
+	MatchTimeout time.Duration
 	// MailRetry is how long to wait after a mail server could not be reached.
 	MailRetry time.Duration
 }
@@ -71,6 +87,10 @@ type TransferReconciler struct {
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=chaincursors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=blockedwallets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -86,34 +106,28 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	d := transfer.Decide(*in)
-
-	requeue := d.RequeueAfter
-	for _, a := range d.Actions {
-		switch a.Kind {
-		case transfer.ActDeleteRecipient:
-			if err := r.deleteRecipient(ctx, t.Namespace, a.RecipientID, t.Name); err != nil {
-				return ctrl.Result{}, fmt.Errorf("deleting recipient %d after the transfer ended: %w", a.RecipientID, err)
-			}
-		case transfer.ActNotify:
-			if wait := r.notify(ctx, t, &d, a.Notification); wait > 0 {
-				requeue = shortest(requeue, wait)
-			}
-		}
+	if d.Screen != "" {
+		in.Screening = r.screen(ctx, d.Screen)
+		d = transfer.Decide(*in)
 	}
 
-	if transfer.Unwritten(t, &d.Status) {
+	if transfer.Unwritten(t, &d.Status) && d.Waiting == "" {
 		// a fresh v1 transfer: its defaulted status says all there is; writing its Ready condition
-		// would cost every create a status patch
-		return ctrl.Result{RequeueAfter: requeue}, nil
+		// would cost every create a status patch (one that waits on the service says so, once)
+		return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 	}
 	before := t.DeepCopy()
 	t.Status = d.Status
+	message := lastMessage(t)
+	if d.Waiting != "" {
+		message = d.Waiting
+	}
 	setReady(t, readyStatus(t.Status.Phase == payoutv1.PhaseCompleted || t.Status.Phase == payoutv1.PhaseRefunded),
-		string(t.Status.Phase), lastMessage(t))
+		string(t.Status.Phase), message)
 	if err := patchStatus(ctx, r.Client, before, t); err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone changed the transfer (a cancellation, a hash) since it was read: decide again
-			// on the new version.
+			// on the new version. Nothing was done on the old one.
 			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // an immediate retry
 		}
 		return ctrl.Result{}, err
@@ -122,19 +136,63 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	for _, e := range d.Events {
 		r.Recorder.Eventf(t, nil, e.Type, e.Reason, "Transition", "%s", e.Message)
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	requeue, err := r.perform(ctx, t, d.Actions)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: shortest(d.RequeueAfter, requeue)}, nil
+}
+
+// perform carries out the side effects of a decision whose status t is stored. Each is safe to
+// repeat; it returns how soon to come back when one must be tried again (mail).
+func (r *TransferReconciler) perform(ctx context.Context, t *payoutv1.Transfer, actions []transfer.Action) (time.Duration, error) {
+	var mail []payoutv1.NotificationKind
+	for _, a := range actions {
+		switch a.Kind {
+		case transfer.ActDeleteRecipient:
+			if err := r.deleteRecipient(ctx, t.Namespace, a.RecipientID, t.Name); err != nil {
+				return 0, fmt.Errorf("deleting recipient %d after the transfer ended: %w", a.RecipientID, err)
+			}
+		case transfer.ActReleaseHash:
+			if err := r.releaseHash(ctx, t); err != nil {
+				return 0, fmt.Errorf("releasing transaction hash %s: %w", t.Spec.TxHash, err)
+			}
+		case transfer.ActBindWallet:
+			if err := r.bindWallet(ctx, t, a.Wallet); err != nil {
+				return 0, fmt.Errorf("binding wallet %s to account %s: %w", a.Wallet, t.Spec.Account, err)
+			}
+		case transfer.ActNotify:
+			mail = append(mail, a.Notification)
+		}
+	}
+	if len(mail) == 0 || r.Notifier == nil {
+		return 0, nil
+	}
+	return r.mail(ctx, t, mail)
 }
 
 // gather reads everything the decision needs, and performs the provider work whose intent is
 // stored. It changes nothing in the cluster.
 func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (*transfer.Input, error) {
-	in := &transfer.Input{Transfer: t, Now: r.Clock.Now(), ProviderName: r.Provider.Name()}
+	in := &transfer.Input{Transfer: t, Now: r.Clock.Now(), ProviderName: r.Provider.Name(), Mailing: r.Notifier != nil,
+		MatchTimeout: r.MatchTimeout, ScreenSender: t.Spec.Method == payoutv1.TransferV1}
+	if in.MatchTimeout == 0 {
+		in.MatchTimeout = transfer.DefaultMatchTimeout
+	}
+	acct := &payoutv1.PayoutAccount{}
+	switch err := r.Get(ctx, client.ObjectKey{Name: t.Spec.Account}, acct); {
+	case err == nil:
+		in.BindWallets = acct.Spec.BindWallets
+		in.ScreenSender = in.ScreenSender || acct.Spec.V2WalletScreening
+	case apierrors.IsNotFound(err):
+		in.ScreenSender = true // no account to say otherwise: screen (fail closed)
+	default:
+		return nil, err
+	}
 	if t.Spec.Method == payoutv1.TransferV1 {
-		deps := &payoutv1.DepositList{}
-		if err := r.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
+		if err := r.gatherDeposits(ctx, t, in); err != nil {
 			return nil, err
 		}
-		in.Deposits = deps.Items
 	}
 	if transfer.NeedsTx(t) && r.Chain != nil {
 		if addr, ok := r.V2.V2Address(t.Spec.SourceNetwork, t.Spec.SourceToken); ok {
@@ -148,16 +206,17 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 			}
 		}
 	}
+	if t.Spec.Method == payoutv1.TransferV2 {
+		if err := r.gatherBindings(ctx, t, in); err != nil {
+			return nil, err
+		}
+	}
 	rs, err := r.recipientState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	in.Recipient = rs
-	rf := &payoutv1.Refund{}
-	switch err := r.Get(ctx, client.ObjectKeyFromObject(t), rf); {
-	case err == nil:
-		in.Refund = rf
-	case !apierrors.IsNotFound(err):
+	if err := r.gatherRefunds(ctx, t, in); err != nil {
 		return nil, err
 	}
 	if transfer.Pending(t) {
@@ -168,6 +227,177 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 		in.Provider = p
 	}
 	return in, nil
+}
+
+// gatherDeposits reads a v1 transfer's Deposit objects (on every network its address is
+// watched on) and, once it is past its expiry on the clock, how far its network's watcher has
+// scanned. When that scan has passed the expiry the deposits are read again from the API
+// server: the watcher records a block's deposits before it moves its cursor past the block, but
+// the cache may hold the cursor before the deposits, and an expiry decided on a stale list
+// would fail a transfer whose deposit arrived in time.
+func (r *TransferReconciler) gatherDeposits(ctx context.Context, t *payoutv1.Transfer, in *transfer.Input) error {
+	deps := &payoutv1.DepositList{}
+	byTransfer := []client.ListOption{client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}}
+	if err := r.List(ctx, deps, byTransfer...); err != nil {
+		return err
+	}
+	in.Deposits = deps.Items
+	st := &t.Status
+	if t.Spec.ExpiresAt == nil || in.Now.Before(t.Spec.ExpiresAt.Time) || st.Deposit != nil || st.Failure != nil {
+		return nil
+	}
+	cur := &payoutv1.ChainCursor{}
+	switch err := r.Get(ctx, client.ObjectKey{Name: string(t.Spec.SourceNetwork)}, cur); {
+	case apierrors.IsNotFound(err):
+		return nil // never scanned: the transfer waits
+	case err != nil:
+		return err
+	}
+	in.Cursor = transfer.ChainProgress{Known: true, Block: cur.Status.Block}
+	if cur.Status.BlockTime != nil {
+		in.Cursor.BlockTime = cur.Status.BlockTime.Time
+	}
+	if !in.Cursor.Passed(t.Spec.ExpiresAt.Time) || r.APIReader == nil {
+		return nil
+	}
+	fresh := &payoutv1.DepositList{}
+	if err := r.APIReader.List(ctx, fresh, byTransfer...); err != nil {
+		return err
+	}
+	in.Deposits = fresh.Items
+	return nil
+}
+
+// gatherBindings reads which accounts the senders of a v2 transfer's transaction, and of its
+// deposit, are bound to (PayoutAccount bindWallets).
+func (r *TransferReconciler) gatherBindings(ctx context.Context, t *payoutv1.Transfer, in *transfer.Input) error {
+	var senders []string
+	if in.Tx != nil {
+		for _, tt := range in.Tx.Transfers {
+			senders = append(senders, tt.From)
+		}
+	}
+	if dep := t.Status.Deposit; dep != nil {
+		senders = append(senders, dep.From)
+	}
+	for _, s := range senders {
+		key := chain.SenderKey(s)
+		if _, seen := in.WalletBindings[key]; seen || key == "" {
+			continue
+		}
+		c := &payoutv1.Claim{}
+		err := r.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, key))}, c)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if in.WalletBindings == nil {
+			in.WalletBindings = map[string]string{}
+		}
+		in.WalletBindings[key] = c.Spec.Holder.Namespace
+	}
+	return nil
+}
+
+// gatherRefunds reads the refund requests of the transfer: the one of its deposit, named after
+// it, and those of its stray deposits, labelled with it.
+func (r *TransferReconciler) gatherRefunds(ctx context.Context, t *payoutv1.Transfer, in *transfer.Input) error {
+	rf := &payoutv1.Refund{}
+	switch err := r.Get(ctx, client.ObjectKeyFromObject(t), rf); {
+	case err == nil:
+		in.Refund = rf
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	list := &payoutv1.RefundList{}
+	if err := r.List(ctx, list, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.RefundTransferLabel: t.Name}); err != nil {
+		return err
+	}
+	for _, item := range list.Items {
+		if item.Spec.Deposit != nil {
+			in.StrayRefunds = append(in.StrayRefunds, item)
+		}
+	}
+	return nil
+}
+
+// screen asks the risk service about the wallet that paid. Fail closed: an error is an answer
+// of Unavailable, on which nothing is paid. A Tron sender is asked about under both its spellings.
+func (r *TransferReconciler) screen(ctx context.Context, payer string) *transfer.Screening {
+	sc := &transfer.Screening{Address: payer, Result: payoutv1.ScreeningCleared}
+	if r.Screener == nil {
+		sc.Result, sc.Message = payoutv1.ScreeningUnavailable, "no wallet-screening service is configured"
+		return sc
+	}
+	for _, addr := range screenedForms(payer) {
+		blocked, err := r.Screener.Blocked(ctx, addr)
+		switch {
+		case err != nil:
+			sc.Result, sc.Message = payoutv1.ScreeningUnavailable, err.Error()
+			return sc
+		case blocked:
+			sc.Result, sc.Message = payoutv1.ScreeningBlocked, "the wallet failed compliance screening"
+			return sc
+		}
+	}
+	return sc
+}
+
+// screenedForms are the spellings an address is screened under: as it is, and as its account
+// key (a Tron sender's EVM-format body) when that differs.
+func screenedForms(addr string) []string {
+	forms := []string{addr}
+	if k := chain.SenderKey(addr); !strings.EqualFold(k, addr) {
+		forms = append(forms, k)
+	}
+	return forms
+}
+
+// releaseHash deletes the claim on t's v2 hash while t holds it, unless a refund of t was
+// requested (the refund controller then holds the hash for the refund, read past the cache so
+// that a refund just made is seen). The UID precondition deletes only the claim that was read.
+func (r *TransferReconciler) releaseHash(ctx context.Context, t *payoutv1.Transfer) error {
+	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, t.Spec.TxHash)
+	c := &payoutv1.Claim{}
+	if err := r.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, key)}, c); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if c.Spec.Holder != (payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}) {
+		return nil
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	switch err := reader.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Refund{}); {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	uid := c.UID
+	err := r.Delete(ctx, c, client.Preconditions{UID: &uid})
+	if apierrors.IsConflict(err) {
+		return nil // another claim of the hash now: not ours to delete
+	}
+	return client.IgnoreNotFound(err)
+}
+
+// bindWallet binds the sender of a completed v2 transfer to its account: the first account to
+// complete a transfer from a wallet holds it (the API server's atomic create decides).
+func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfer, wallet string) error {
+	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, chain.SenderKey(wallet))
+	c := &payoutv1.Claim{
+		ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, key)},
+		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimWalletBinding, Key: key,
+			Holder: payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Spec.Account}},
+	}
+	if err := r.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
 
 // ensurePayout asks the provider about the payout of a stored intent and, for an intent the
@@ -292,26 +522,53 @@ func (r *TransferReconciler) deleteRecipient(ctx context.Context, namespace stri
 	return r.Patch(ctx, next, client.MergeFromWithOptions(rc, client.MergeFromWithOptimisticLock{}))
 }
 
-// notify mails an outcome and records it in the decided status; it returns how long to wait
-// before trying again when the mail server could not take it (the transfer never waits for mail).
-func (r *TransferReconciler) notify(ctx context.Context, t *payoutv1.Transfer, d *transfer.Decision, kind payoutv1.NotificationKind) time.Duration {
-	if r.Notifier == nil {
-		return 0
+// mail sends the outcomes stored as pending in t's status and records each as sent (or refused
+// for good); it returns how long to wait before trying again when the mail server could not
+// take one (the transfer never waits for mail). The pending records are read past the cache
+// first, so that a mail already recorded as sent is not sent again from a stale copy; a resend
+// after a crash between the send and its record carries the same Message-ID.
+func (r *TransferReconciler) mail(ctx context.Context, t *payoutv1.Transfer, kinds []payoutv1.NotificationKind) (time.Duration, error) {
+	cur := t
+	if r.APIReader != nil {
+		cur = &payoutv1.Transfer{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); err != nil {
+			return 0, client.IgnoreNotFound(err)
+		}
 	}
-	withStatus := t.DeepCopy()
-	withStatus.Status = d.Status
-	id, err := r.Notifier.Notify(ctx, kind, withStatus)
-	switch {
-	case err == nil:
-		transfer.RecordNotification(&d.Status, kind, t.Spec.CustomerEmail, id, "", r.Clock.Now())
-	case r.Notifier.Permanent(err):
-		transfer.RecordNotification(&d.Status, kind, t.Spec.CustomerEmail, id, err.Error(), r.Clock.Now())
-		d.Events = append(d.Events, transfer.Event{Type: corev1.EventTypeWarning, Reason: "MailRefused", Message: fmt.Sprintf("the %s e-mail to %s was refused for good: %v", kind, t.Spec.CustomerEmail, err)})
-	default:
-		d.Events = append(d.Events, transfer.Event{Type: corev1.EventTypeWarning, Reason: "MailDelayed", Message: fmt.Sprintf("the %s e-mail to %s could not be sent yet: %v", kind, t.Spec.CustomerEmail, err)})
-		return r.MailRetry
+	next := cur.DeepCopy()
+	var retry time.Duration
+	for _, kind := range kinds {
+		if !pendingMail(&next.Status, kind) {
+			continue
+		}
+		id, err := r.Notifier.Notify(ctx, kind, next)
+		switch {
+		case err == nil:
+			transfer.RecordNotification(&next.Status, kind, id, "", r.Clock.Now())
+		case r.Notifier.Permanent(err):
+			transfer.RecordNotification(&next.Status, kind, id, err.Error(), r.Clock.Now())
+			r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, "MailRefused", "Notify", "the %s e-mail to %s was refused for good: %v", kind, t.Spec.CustomerEmail, err)
+		default:
+			r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, "MailDelayed", "Notify", "the %s e-mail to %s could not be sent yet: %v", kind, t.Spec.CustomerEmail, err)
+			retry = r.MailRetry
+		}
 	}
-	return 0
+	if err := patchStatus(ctx, r.Client, cur, next); err != nil {
+		if apierrors.IsConflict(err) {
+			return time.Millisecond, nil // recorded again on the next pass; the resend has the same Message-ID
+		}
+		return 0, err
+	}
+	return retry, nil
+}
+
+func pendingMail(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind) bool {
+	for _, n := range st.Notifications {
+		if n.Kind == kind && n.State == payoutv1.NotificationPending {
+			return true
+		}
+	}
+	return false
 }
 
 func lastMessage(t *payoutv1.Transfer) string {
@@ -321,6 +578,7 @@ func lastMessage(t *payoutv1.Transfer) string {
 	return ""
 }
 
+// shortest is the shorter of two waits, 0 standing for none.
 func shortest(a, b time.Duration) time.Duration {
 	if a == 0 || (b > 0 && b < a) {
 		return b
@@ -337,14 +595,23 @@ func (r *TransferReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 	if r.MailRetry <= 0 {
 		r.MailRetry = 30 * time.Second
 	}
+	if r.Screener == nil {
+		return errors.New("transfer controller: a wallet screener is required (the payer is screened before every payout)")
+	}
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		if id := o.GetLabels()[payoutv1.DepositTransferLabel]; id != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: id}}}
 		}
 		return nil
 	})
-	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+	// A refund names its transfer in spec.transfer (the refund of its deposit also by its name,
+	// those of its stray deposits by StrayRefundName).
+	ofRefund := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		rf, ok := o.(*payoutv1.Refund)
+		if !ok || rf.Spec.Transfer == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rf.Namespace, Name: rf.Spec.Transfer}}}
 	})
 	// A recipient deleted through the API stops the transfers of its lineage that escaped the
 	// deletion's cancellation (created while it ran, or left by an interrupted deletion).
@@ -371,7 +638,7 @@ func (r *TransferReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&payoutv1.Transfer{}).
 		Watches(&payoutv1.Deposit{}, byLabel).
-		Watches(&payoutv1.Refund{}, sameName).
+		Watches(&payoutv1.Refund{}, ofRefund).
 		Watches(&payoutv1.Recipient{}, lineage).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Named("transfer").

@@ -10,12 +10,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
@@ -84,8 +87,9 @@ func newTransferFixture(holder string, faults simbank.Faults) *transferFixture {
 	GinkgoHelper()
 	bank, provider := startBank(faults)
 	f := &transferFixture{bank: bank, mail: &mailLog{}, ns: namespace()}
-	f.r = &TransferReconciler{Client: env.Client, Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{},
-		Provider: provider, Notifier: f.mail, V2: fixedV2("0x00000000000000000000000000000000000000f2"), MailRetry: time.Second}
+	f.r = &TransferReconciler{Client: env.Client, APIReader: env.Client, Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{},
+		Provider: provider, Notifier: f.mail, V2: fixedV2("0x00000000000000000000000000000000000000f2"), MailRetry: time.Second,
+		Screener: walletscreen.LocalList{Reader: env.Client}}
 	f.rc = testgen.Recipient(f.ns, 123456789, func(r *payoutv1.Recipient) {
 		r.Spec.AccountHolderName = holder
 		r.Labels = map[string]string{payoutv1.RecipientLineageLabel: "123456789"}
@@ -106,8 +110,14 @@ func (f *transferFixture) transfer(id string, mods ...func(*payoutv1.Transfer)) 
 	return t
 }
 
-// deposit records a deposit for t as the chain watcher does.
+// deposit records a deposit for t as the chain watcher does, mined now.
 func (f *transferFixture) deposit(t *payoutv1.Transfer, amount string) {
+	GinkgoHelper()
+	f.depositAt(t, amount, time.Now())
+}
+
+// depositAt records a deposit for t mined at bt.
+func (f *transferFixture) depositAt(t *payoutv1.Transfer, amount string, bt time.Time) {
 	GinkgoHelper()
 	f.blocks++
 	tx := fmt.Sprintf("0x%064x", time.Now().UnixNano())
@@ -116,8 +126,46 @@ func (f *transferFixture) deposit(t *payoutv1.Transfer, amount string) {
 			Labels: map[string]string{payoutv1.DepositTransferLabel: t.Name}},
 		Spec: payoutv1.DepositSpec{Transfer: t.Name, Network: t.Spec.SourceNetwork, Token: t.Spec.SourceToken, Contract: "0xc0ffee",
 			To: strings.ToLower(t.Spec.DepositAddress), From: strings.ToLower(t.Spec.WalletAddress), Amount: amount, TxHash: tx,
-			BlockNumber: 100 + f.blocks, BlockHash: "0xbb", BlockTime: metav1.Now(), Confirmations: 3},
+			BlockNumber: 100 + f.blocks, BlockHash: "0xbb", BlockTime: metav1.NewTime(bt), Confirmations: 3},
 	})).To(Succeed())
+}
+
+// depositFrom records a deposit of amount of token for t from sender.
+func (f *transferFixture) depositFrom(t *payoutv1.Transfer, sender string, token payoutv1.Token, amount string) {
+	GinkgoHelper()
+	d := t.DeepCopy()
+	d.Spec.WalletAddress, d.Spec.SourceToken = sender, token
+	f.deposit(d, amount)
+}
+
+// cursor stores the watcher's cursor of network, scanned to a block of time bt.
+func (f *transferFixture) cursor(network payoutv1.Network, bt time.Time) *payoutv1.ChainCursor {
+	GinkgoHelper()
+	c := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(network)}, Spec: payoutv1.ChainCursorSpec{Network: network}}
+	err := env.Client.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) {
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	f.passCursor(c, bt)
+	return c
+}
+
+// passCursor moves a cursor to a block of time bt.
+func (f *transferFixture) passCursor(c *payoutv1.ChainCursor, bt time.Time) {
+	GinkgoHelper()
+	f.blocks++
+	at := metav1.NewTime(bt)
+	c.Status.Block, c.Status.BlockHash, c.Status.BlockTime = 1000+f.blocks, "0xcc", &at
+	Expect(env.Client.Status().Update(ctx, c)).To(Succeed())
+}
+
+// unreachableScreener is a test double of a risk service that cannot be reached.
+type unreachableScreener struct{}
+
+func (unreachableScreener) Blocked(context.Context, string) (bool, error) {
+	return false, fmt.Errorf("dial tcp 10.0.0.1:443: connection refused")
 }
 
 // reconcile runs one pass and returns the stored transfer.
@@ -293,34 +341,82 @@ var _ = Describe("TransferReconciler", func() {
 		Expect(got.Status.Failure).To(BeNil())
 	})
 
-	It("fails short, wrong-token and late deposits without paying, and keeps the extra deposits", func() {
+	It("credits only the wallet's own deposits, adds them up, and keeps every other one apart", func() {
 		f := newTransferFixture("Jane Doe", simbank.Faults{})
-		short := f.transfer("aaaaaaaaaaaaaaaaaaaa0006")
-		f.deposit(short, "24000000")
-		Expect(f.reconcile(short).Status.Failure.Reason).To(Equal(payoutv1.FailureDepositShort))
-
-		usdt := f.transfer("aaaaaaaaaaaaaaaaaaaa0007", func(t *payoutv1.Transfer) {
-			t.Spec.SourceToken = payoutv1.TokenUSDT
-			t.Spec.SourceNetwork = payoutv1.NetworkEthereum
-		})
-		dep := &payoutv1.Transfer{}
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(usdt), dep)).To(Succeed())
-		dep.Spec.SourceToken = payoutv1.TokenUSDC // the deposit is USDC on a USDT transfer
-		f.deposit(dep, "25000000")
-		Expect(f.reconcile(usdt).Status.Failure.Reason).To(Equal(payoutv1.FailureDepositWrongToken))
-
-		twice := f.transfer("aaaaaaaaaaaaaaaaaaaa0008")
-		f.deposit(twice, "25000000")
-		f.deposit(twice, "5000000")
-		got := f.reconcile(twice)
-		Expect(got.Status.Payout).NotTo(BeNil())
+		// a stranger's dust first, then the wallet's payment in two sends
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0006")
+		f.depositFrom(t, "0x1111111111111111111111111111111111111111", t.Spec.SourceToken, "1")
+		f.deposit(t, "10000000")
+		got := f.reconcile(t)
+		Expect(got.Status.Failure).To(BeNil(), "dust fails nothing")
+		Expect(got.Status.Deposit).To(BeNil(), "the first send waits for the rest")
 		Expect(got.Status.StrayDeposits).To(HaveLen(1))
-		Expect(got.Status.StrayDeposits[0].Amount).To(Equal("5000000"))
+		f.deposit(t, "20000000")
+		got = f.reconcile(t)
+		Expect(got.Status.Payout).NotTo(BeNil())
+		Expect(got.Status.Deposit.Amount).To(Equal("25000000"))
+		Expect(got.Status.Deposit.Parts).To(HaveLen(2))
+		Expect(got.Status.StrayDeposits).To(HaveLen(2), "the dust and the excess of the second send")
 
-		for _, t := range []*payoutv1.Transfer{short, usdt} {
-			all, _ := sentEntries(f.bank, t.Name)
-			Expect(all).To(BeZero(), t.Name)
+		// a stranger's full payment pays nothing, nor does a wrong token
+		other := f.transfer("aaaaaaaaaaaaaaaaaaaa0007")
+		f.depositFrom(other, "0x1111111111111111111111111111111111111111", other.Spec.SourceToken, "25000000")
+		f.depositFrom(other, other.Spec.WalletAddress, payoutv1.TokenUSDT, "25000000")
+		got = f.reconcile(other)
+		Expect(got.Status.Payout).To(BeNil())
+		Expect(got.Status.Failure).To(BeNil())
+		Expect(got.Status.StrayDeposits).To(HaveLen(2))
+		all, _ := sentEntries(f.bank, other.Name)
+		Expect(all).To(BeZero())
+	})
+
+	It("expires a transfer only once its network's watcher has scanned past the expiry, reading the deposits past the cache", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		// on arbitrum: the deposit options' spec owns base's cursor
+		expired := func(t *payoutv1.Transfer) {
+			e := metav1.NewTime(time.Now().Add(-time.Minute))
+			t.Spec.ExpiresAt, t.Spec.SourceNetwork = &e, payoutv1.NetworkArbitrum
 		}
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0013", expired)
+		f.depositAt(t, "24000000", time.Now().Add(-2*time.Minute))
+		got := f.reconcile(t)
+		Expect(got.Status.Failure).To(BeNil(), "no cursor of the network: the chain has not passed the expiry")
+		cursor := f.cursor(payoutv1.NetworkArbitrum, time.Now().Add(-2*time.Minute))
+		got = f.reconcile(t)
+		Expect(got.Status.Failure).To(BeNil(), "the watcher is behind the expiry")
+		Expect(meta.FindStatusCondition(got.Status.Conditions, payoutv1.ReadyCondition).Message).To(ContainSubstring("waiting for the arbitrum watcher"))
+		f.passCursor(cursor, time.Now())
+		got = f.reconcile(t)
+		Expect(got.Status.Failure).NotTo(BeNil())
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureDepositShort))
+		Expect(got.Status.Deposit.Amount).To(Equal("24000000"), "what arrived is kept refundable")
+	})
+
+	It("screens the wallet that paid before the payout, holds it while the service cannot answer, and fails a blocked one", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		down := &unreachableScreener{}
+		f.r.Screener = down
+		// a wallet of its own: the risk list is the cluster's, shared by every spec
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0014", func(t *payoutv1.Transfer) { t.Spec.WalletAddress = "0x00000000000000000000000000000000000b10c0" })
+		f.deposit(t, "25000000")
+		got := f.reconcile(t)
+		Expect(got.Status.Payout).To(BeNil(), "nothing is paid to an unscreened payer")
+		Expect(got.Status.SenderScreening.Result).To(Equal(payoutv1.ScreeningUnavailable))
+		Expect(meta.FindStatusCondition(got.Status.Conditions, payoutv1.ReadyCondition).Message).To(ContainSubstring("risk service cannot answer"))
+
+		f.r.Screener = walletscreen.LocalList{Reader: env.Client}
+		Expect(env.Client.Create(ctx, &payoutv1.BlockedWallet{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.WalletName(t.Spec.WalletAddress)},
+			Spec: payoutv1.BlockedWalletSpec{Address: payoutv1.NormalizeWallet(t.Spec.WalletAddress), Reason: "test"}})).To(Succeed())
+		Eventually(func() payoutv1.FailureReason {
+			got = f.reconcile(t)
+			if got.Status.Failure == nil {
+				return ""
+			}
+			return got.Status.Failure.Reason
+		}).Should(Equal(payoutv1.FailureSenderBlocked))
+		Expect(got.Status.Payout).To(BeNil())
+		all, _ := sentEntries(f.bank, t.Name)
+		Expect(all).To(BeZero())
 	})
 
 	It("lets a recipient's automatic deletion spare its other transfers, and a deletion through the API stop them", func() {
@@ -355,7 +451,8 @@ var _ = Describe("TransferReconciler", func() {
 		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0009")
 		f.deposit(t, "25000000")
 		got := f.until(t, payoutv1.PhaseCompleted)
-		Expect(got.Status.Notifications).To(BeEmpty())
+		Expect(got.Status.Notifications).To(HaveLen(1))
+		Expect(got.Status.Notifications[0].State).To(Equal(payoutv1.NotificationPending), "the outcome to mail is stored before it is sent")
 		res, err := f.r.Reconcile(ctx, request(t))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(Equal(time.Second), "the mail is tried again later")
@@ -364,6 +461,7 @@ var _ = Describe("TransferReconciler", func() {
 		f.mail.mu.Unlock()
 		got = f.reconcile(t)
 		Expect(got.Status.Notifications).To(HaveLen(1))
+		Expect(got.Status.Notifications[0].State).To(Equal(payoutv1.NotificationSent))
 		Expect(f.mail.all()).To(HaveLen(1))
 		Expect(strconv.Itoa(len(got.Status.History))).To(Equal("4"))
 	})

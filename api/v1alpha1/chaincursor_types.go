@@ -38,6 +38,10 @@ type ChainCursorStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	BlockHash string `json:"blockHash,omitempty"`
+	// blockTime is the timestamp of that block: every deposit mined at or before it is
+	// recorded (v1 transfers expire on it, not on the clock).
+	// +optional
+	BlockTime *metav1.Time `json:"blockTime,omitempty"`
 	// recent scanned blocks, newest last, to find the common ancestor after a reorg.
 	// +optional
 	// +listType=atomic

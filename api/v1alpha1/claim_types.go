@@ -9,7 +9,7 @@ import (
 )
 
 // ClaimKind is the kind of globally unique key a Claim holds.
-// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id
+// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id;wallet-binding
 type ClaimKind string
 
 const (
@@ -17,6 +17,10 @@ const (
 	ClaimTxHash       ClaimKind = "tx-hash"
 	ClaimRecipientID  ClaimKind = "recipient-id"
 	ClaimTransferID   ClaimKind = "transfer-id"
+	// ClaimWalletBinding binds a v2 sender wallet (its chain.SenderKey) to the account whose
+	// transfer from it completed first (PayoutAccount bindWallets). Its holder is the account:
+	// namespace the account's namespace, name the account's name.
+	ClaimWalletBinding ClaimKind = "wallet-binding"
 )
 
 // ClaimName is the object name of the claim on key: the kind and the SHA-256 of the key. Hashing
@@ -32,7 +36,7 @@ func NormalizeClaimKey(kind ClaimKind, key string) string {
 	switch kind {
 	case ClaimCustomerUUID:
 		return strings.ToLower(key)
-	case ClaimTxHash:
+	case ClaimTxHash, ClaimWalletBinding:
 		if strings.HasPrefix(key, "0x") || strings.HasPrefix(key, "0X") {
 			return strings.ToLower(key)
 		}

@@ -40,6 +40,15 @@ type PayoutAccountSpec struct {
 	// +kubebuilder:default=false
 	V2FeeStructure bool `json:"v2FeeStructure"`
 
+	// bindWallets binds a v2 sender wallet to this account once a v2 transfer of the account
+	// paid from it completes: from then on another account that names the wallet in a v2
+	// transfer is refused (403), and a v2 deposit from it pays no other account's transfer.
+	// Off by default: the spec has no such rule; it closes, for accounts that want it, the
+	// shared v2 address's weakness that anyone may declare anyone's wallet.
+	// +optional
+	// +kubebuilder:default=false
+	BindWallets bool `json:"bindWallets,omitempty"`
+
 	// smartWalletDeployed: the account has a deployed smart-contract wallet (spec 4.10 rule 4).
 	// +optional
 	// +kubebuilder:default=true

@@ -1,30 +1,67 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RefundSpec asks for the deposit of a failed transfer to be sent back to its sender on Base.
-// It is a one-shot request named after the transfer: a second request cannot be created.
+// RefundSpec asks for money a transfer owes to be sent back to its sender: either the deposit
+// credited to a failed transfer (no deposit field; sent in USDC on Base, spec 2.5), or one stray
+// deposit (deposit set; sent on its own network in its own token where the refund wallet can
+// pay there, else in USDC on Base). It is a one-shot request with a name fixed by what it
+// refunds (the transfer id, or StrayRefundName): a second request for the same money cannot be
+// created, and the refund controller refuses a request under any other name.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a refund request is immutable"
 type RefundSpec struct {
-	// transfer is the id of the failed transfer; the Refund has the same name.
+	// transfer is the id of the transfer that owes the money.
 	// +required
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{24}$`
 	Transfer string `json:"transfer"`
+	// deposit is the stray deposit refunded; absent for the transfer's credited deposit.
+	// +optional
+	Deposit *DepositRef `json:"deposit,omitempty"`
 	// requestedBy names who asked (the operator's user, for audit).
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
+// DepositRef names one token transfer on chain.
+type DepositRef struct {
+	// +required
+	Network Network `json:"network"`
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	LogIndex int64 `json:"logIndex"`
+}
+
+// RefundTransferLabel names the transfer a Refund refunds money of (every Refund carries it).
+const RefundTransferLabel = DepositTransferLabel
+
+// StrayRefundName is the name of the Refund of a transfer's stray deposit: one name per log, so
+// that the API server's atomic create refunds each stray deposit at most once.
+func StrayRefundName(transfer string, d DepositRef) string {
+	sum := sha256.Sum256([]byte(string(d.Network) + "/" + strings.ToLower(d.TxHash) + "/" + strconv.FormatInt(d.LogIndex, 10)))
+	return transfer + "-" + hex.EncodeToString(sum[:8])
+}
+
 // RefundState is where a refund stands.
-// +kubebuilder:validation:Enum=Pending;Signed;Broadcast;Confirmed;Refused
+// +kubebuilder:validation:Enum=Pending;Held;Signed;Broadcast;Confirmed;Refused
 type RefundState string
 
 const (
-	// RefundPending: accepted, not signed yet.
+	// RefundPending: accepted, not signed yet; its destination is screened before signing.
 	RefundPending RefundState = "Pending"
+	// RefundHeld: the destination failed wallet screening; nothing is sent. The screening is
+	// asked again now and then, and the refund goes on once the address is cleared.
+	RefundHeld RefundState = "Held"
 	// RefundSigned: the signed transaction is recorded and is (re)broadcast as the same bytes.
 	RefundSigned RefundState = "Signed"
 	// RefundBroadcast: the node accepted the transaction; waiting for depth.
@@ -97,18 +134,21 @@ type RefundStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// Refund is an operator's request to send a failed transfer's deposit back to its sender
-// (`kubectl payout refund ID`), in the transfer's namespace and named after it.
+// Refund is an operator's request (`kubectl payout refund ID`) to send money a transfer owes back
+// to its sender: a failed transfer's deposit, or one stray deposit of any transfer. It lives in
+// the transfer's namespace, labelled with the transfer (RefundTransferLabel).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName={rf,rfs},categories=payouts
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Transfer",type=string,JSONPath=`.spec.transfer`
+// +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.status.network`
 // +kubebuilder:printcolumn:name="To",type=string,JSONPath=`.status.to`
 // +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.status.amount`,description="token base units (6 decimals)"
 // +kubebuilder:printcolumn:name="Tx",type=string,JSONPath=`.status.txHash`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.transfer",message="a refund is named after its transfer"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.deposit) ? self.metadata.name.startsWith(self.spec.transfer + '-') : self.metadata.name == self.spec.transfer",message="a refund of a transfer's deposit is named after the transfer, a refund of a stray deposit by StrayRefundName"
 type Refund struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -38,7 +38,7 @@ func (p TransferPhase) Terminal() bool {
 
 // FailureReason is why a transfer failed: a fixed set, so that operators and dashboards can
 // count failures by cause; the message says the particulars.
-// +kubebuilder:validation:Enum=RecipientDeleted;Expired;DepositShort;DepositWrongToken;DepositMismatch;DepositNotFound;PayoutRejected
+// +kubebuilder:validation:Enum=RecipientDeleted;Expired;DepositShort;DepositWrongToken;DepositMismatch;DepositNotFound;PayoutRejected;SenderBlocked
 type FailureReason string
 
 const (
@@ -47,18 +47,24 @@ const (
 	FailureRecipientDeleted FailureReason = "RecipientDeleted"
 	// FailureExpired: a v1 transfer saw no deposit before spec.expiresAt.
 	FailureExpired FailureReason = "Expired"
-	// FailureDepositShort: the deposit was smaller than the transfer amount; it is kept
-	// refundable and nothing is paid.
+	// FailureDepositShort: the deposits of the transfer's wallet added up to less than the
+	// transfer amount by its expiry; they are kept refundable and nothing is paid.
 	FailureDepositShort FailureReason = "DepositShort"
 	// FailureDepositWrongToken: the deposit was of another token than the transfer's.
 	FailureDepositWrongToken FailureReason = "DepositWrongToken"
-	// FailureDepositMismatch: the confirmed v2 transaction does not send the transfer's amount
-	// of its token to the platform address (from the transfer's wallet, when one is set).
+	// FailureDepositMismatch: the confirmed v2 transaction does not pay the transfer: it does
+	// not send the transfer's amount of its token to the platform address, was sent from
+	// another wallet than the transfer's (or from one bound to another account), or was mined
+	// before the transfer was created. Its hash is released for the transfer it does pay.
 	FailureDepositMismatch FailureReason = "DepositMismatch"
-	// FailureDepositNotFound: the confirmed v2 transaction was not found on chain in time.
+	// FailureDepositNotFound: the confirmed v2 transaction was not found on chain within the
+	// match timeout; its hash is released.
 	FailureDepositNotFound FailureReason = "DepositNotFound"
 	// FailurePayoutRejected: the fiat provider rejected the payout.
 	FailurePayoutRejected FailureReason = "PayoutRejected"
+	// FailureSenderBlocked: the wallet that paid failed wallet screening at depth; nothing is
+	// paid, and the deposit is held (a refund waits for the screening to clear its address).
+	FailureSenderBlocked FailureReason = "SenderBlocked"
 )
 
 // RecipientSnapshot is the recipient as it was when the transfer was created (spec 2.5).
@@ -106,7 +112,7 @@ type QuoteSnapshot struct {
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceToken == 'usdc'",message="v2 transfers take USDC only"
 // +kubebuilder:validation:XValidation:rule="self.method != 'v2' || self.sourceNetwork != 'tron'",message="v2 transfers are not available on tron"
 // +kubebuilder:validation:XValidation:rule="self.method != 'v1' || (has(self.walletAddress) && self.walletAddress.matches('^0x[0-9a-fA-F]{40}$'))",message="v1 wallet addresses are EVM addresses"
-// +kubebuilder:validation:XValidation:rule="has(self.customerEmail) == has(oldSelf.customerEmail) && has(self.walletAddress) == has(oldSelf.walletAddress) && has(self.keepRecipient) == has(oldSelf.keepRecipient) && has(self.depositPath) == has(oldSelf.depositPath) && has(self.expiresAt) == has(oldSelf.expiresAt)",message="customerEmail, walletAddress, keepRecipient, depositPath and expiresAt are immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.customerEmail) == has(oldSelf.customerEmail) && has(self.walletAddress) == has(oldSelf.walletAddress) && has(self.keepRecipient) == has(oldSelf.keepRecipient) && has(self.depositPath) == has(oldSelf.depositPath) && has(self.expiresAt) == has(oldSelf.expiresAt) && has(self.headAtCreation) == has(oldSelf.headAtCreation)",message="customerEmail, walletAddress, keepRecipient, depositPath, expiresAt and headAtCreation are immutable"
 // +kubebuilder:validation:XValidation:rule="self.method == 'v2' || !has(self.txHash)",message="only v2 transfers are confirmed with a transaction hash"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.txHash) || (has(self.txHash) && self.txHash == oldSelf.txHash)",message="txHash is set once and never overwritten"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancellation) || (has(self.cancellation) && self.cancellation == oldSelf.cancellation)",message="a cancellation request is set once and cannot be withdrawn"
@@ -182,6 +188,14 @@ type TransferSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="expiresAt is immutable"
 	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	// headAtCreation (v2) is a block of sourceNetwork that the chain had reached when the
+	// transfer was created (the watcher's last head, never newer than the truth): a transaction
+	// mined in it or before never pays the transfer, so a hash seen on chain cannot be taken by
+	// a transfer created after it. Blocks are compared, not clocks.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="headAtCreation is immutable"
+	HeadAtCreation int64 `json:"headAtCreation,omitempty"`
 	// txHash is the v2 deposit transaction supplied by confirm-transfer.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^(0x[0-9a-f]{64}|[1-9A-HJ-NP-Za-km-z]{85,88})$`
@@ -252,6 +266,32 @@ type DepositFacts struct {
 	// +optional
 	ConfirmedAt *metav1.Time `json:"confirmedAt,omitempty"`
 	// record names the Deposit object the chain watcher wrote (v1), if any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Record string `json:"record,omitempty"`
+	// parts are the logs credited when the deposit came in several sends from the transfer's
+	// wallet (v1): the fields above then describe the first, and amount is their sum.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Parts []DepositPart `json:"parts,omitempty"`
+}
+
+// DepositPart is one log credited to a transfer, and how much of it.
+type DepositPart struct {
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// +optional
+	LogIndex int64 `json:"logIndex,omitempty"`
+	// amount credited from the log in token base units: the whole log, except for the log that
+	// reached the transfer's amount, whose excess is a stray deposit.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Amount string `json:"amount"`
+	// +optional
+	BlockNumber int64 `json:"blockNumber,omitempty"`
+	// record names the Deposit object.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Record string `json:"record,omitempty"`
@@ -353,16 +393,39 @@ const (
 	NotificationFailed     NotificationKind = "Failed"
 )
 
-// NotificationRecord is an e-mail sent (or given up on).
+// NotificationState is where an outcome e-mail stands.
+// +kubebuilder:validation:Enum=Pending;Sent;Refused
+type NotificationState string
+
+const (
+	// NotificationPending: the outcome to mail is decided and stored; the e-mail is sent after
+	// this is stored, so a retry after a crash or a conflict sends this very outcome again
+	// (with the same Message-ID), never another.
+	NotificationPending NotificationState = "Pending"
+	// NotificationSent: the mail server took the e-mail.
+	NotificationSent NotificationState = "Sent"
+	// NotificationRefused: the mail server refused it for good; it is not tried again.
+	NotificationRefused NotificationState = "Refused"
+)
+
+// NotificationRecord is an e-mail to send, sent, or given up on.
 type NotificationRecord struct {
 	// +required
 	Kind NotificationKind `json:"kind"`
+	// state of the e-mail; a record without one (written before states existed) was sent, or
+	// refused when failed is set.
+	// +optional
+	State NotificationState `json:"state,omitempty"`
 	// to is the address mailed.
 	// +required
 	// +kubebuilder:validation:MaxLength=254
 	To string `json:"to"`
-	// +required
-	SentAt metav1.Time `json:"sentAt"`
+	// decidedAt is when the outcome to mail was stored.
+	// +optional
+	DecidedAt *metav1.Time `json:"decidedAt,omitempty"`
+	// sentAt is when the mail server took the e-mail (or refused it).
+	// +optional
+	SentAt *metav1.Time `json:"sentAt,omitempty"`
 	// messageID is the Message-ID of the e-mail, derived from the transfer and the outcome so
 	// that a resend after a crash is recognisably the same message.
 	// +optional
@@ -375,9 +438,14 @@ type NotificationRecord struct {
 	Failed string `json:"failed,omitempty"`
 }
 
-// StrayDeposit is a deposit to the transfer's address that was not used for it (a second
-// deposit, one after the transfer closed): it is recorded and left for a refund.
+// StrayDeposit is a deposit to the transfer's address that does not pay it (from another wallet
+// than the transfer's, of another token or network, after the transfer's amount was reached or
+// after it ended, or the excess above the amount): it is never paid out, and `kubectl payout
+// refund` sends it back to its sender, once (a Refund named by StrayRefundName).
 type StrayDeposit struct {
+	// network the deposit was sent on; empty means the transfer's network.
+	// +optional
+	Network Network `json:"network,omitempty"`
 	// +required
 	// +kubebuilder:validation:MaxLength=128
 	TxHash string `json:"txHash"`
@@ -395,6 +463,67 @@ type StrayDeposit struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=256
 	Reason string `json:"reason"`
+	// refund of the stray deposit, once its transaction is at depth.
+	// +optional
+	Refund *StrayRefundFacts `json:"refund,omitempty"`
+}
+
+// StrayRefundFacts is a stray deposit sent back to its sender.
+type StrayRefundFacts struct {
+	// name of the Refund object.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// network and token the refund was sent in.
+	// +required
+	Network Network `json:"network"`
+	// +required
+	Token Token `json:"token"`
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	TxHash string `json:"txHash"`
+	// +required
+	ConfirmedAt metav1.Time `json:"confirmedAt"`
+}
+
+// TxMatch is what became of a v2 transfer's confirmed hash.
+type TxMatch struct {
+	// recordedAt is when the controller first saw the hash: its lookups back off from then,
+	// and the match timeout counts from it.
+	// +required
+	RecordedAt metav1.Time `json:"recordedAt"`
+	// releasedAt is when the hash was given back: its transaction does not pay this transfer
+	// (or was not found in time), so another transfer may confirm it. The transfer keeps the
+	// hash in its spec, as confirm-transfer stored it, and holds no claim on it.
+	// +optional
+	ReleasedAt *metav1.Time `json:"releasedAt,omitempty"`
+}
+
+// ScreeningResult is the risk service's word on an address.
+// +kubebuilder:validation:Enum=Cleared;Blocked;Unavailable
+type ScreeningResult string
+
+const (
+	ScreeningCleared ScreeningResult = "Cleared"
+	ScreeningBlocked ScreeningResult = "Blocked"
+	// ScreeningUnavailable: the service could not answer; nothing is paid until it does.
+	ScreeningUnavailable ScreeningResult = "Unavailable"
+)
+
+// ScreeningFacts is the screening of the wallet that actually paid, at depth.
+type ScreeningFacts struct {
+	// address screened.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Address string `json:"address"`
+	// +required
+	Result ScreeningResult `json:"result"`
+	// +required
+	At metav1.Time `json:"at"`
+	// message says why an address is not cleared.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
 }
 
 // StatusChange is one line of a transfer's history.
@@ -412,6 +541,9 @@ type StatusChange struct {
 
 // MaxHistory bounds a transfer's history: the newest lines are kept.
 const MaxHistory = 16
+
+// MaxStrays bounds the stray deposits listed in a transfer's status.
+const MaxStrays = 32
 
 // TransferStatus is what the transfer controller observed and did: facts, and the public
 // status derived from them last (phase). Nothing decides on the phase.
@@ -443,11 +575,19 @@ type TransferStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=4
 	Notifications []NotificationRecord `json:"notifications,omitempty"`
-	// strayDeposits to the address that were not used (kept for refunds by support).
+	// strayDeposits to the address that do not pay the transfer, each refundable once with
+	// `kubectl payout refund`. The newest MaxStrays are listed; the Deposit objects of the
+	// transfer are the whole record.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:MaxItems=32
 	StrayDeposits []StrayDeposit `json:"strayDeposits,omitempty"`
+	// txMatch (v2) is what became of the confirmed hash.
+	// +optional
+	TxMatch *TxMatch `json:"txMatch,omitempty"`
+	// senderScreening is the screening of the wallet that paid, at depth, before any payout.
+	// +optional
+	SenderScreening *ScreeningFacts `json:"senderScreening,omitempty"`
 	// updatedAt is the time of the last change of phase or facts.
 	// +optional
 	UpdatedAt *metav1.Time `json:"updatedAt,omitempty"`

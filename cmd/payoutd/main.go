@@ -44,6 +44,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // options are the command-line settings.
@@ -63,7 +64,7 @@ type options struct {
 	kycURL, kycToken                string
 	riskURL, riskToken              string
 	quoteRetention, claimGrace      time.Duration
-	transferExpiry                  time.Duration
+	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
 	fiat                            wise.Config
 	mail                            notify.Config
@@ -103,6 +104,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
+	fs.DurationVar(&o.v2MatchTimeout, "v2-match-timeout", transfer.DefaultMatchTimeout, "how long a confirmed v2 transaction hash may stay unfound on chain before its transfer fails (deposit not found) and the hash is released")
 	fs.IntVar(&o.transferWorkers, "transfer-workers", 8, "transfers reconciled at once")
 	o.fiat = wise.DefaultConfig()
 	o.fiat.BindFlags(fs)
@@ -132,6 +134,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.transferExpiry < time.Minute {
 		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+	}
+	if o.v2MatchTimeout < time.Minute {
+		return nil, fmt.Errorf("--v2-match-timeout: %v is shorter than a minute", o.v2MatchTimeout)
 	}
 	// client-go's own rule: a leader must give up before a standby may take over.
 	if o.leaseDuration <= o.renewDeadline || o.renewDeadline <= o.retryPeriod || o.retryPeriod <= 0 {
@@ -233,6 +238,12 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	if err != nil {
 		return err
 	}
+	// One risk service screens the declared wallets (facade) and the wallets that paid and the
+	// refund destinations (controllers).
+	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
+	if o.riskURL != "" {
+		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken}}
+	}
 	var watched *watch.Chains
 	if o.controllers {
 		if watched, err = watch.Setup(mgr, chains, watch.Options{Log: ctrl.Log.WithName("chain")}); err != nil {
@@ -240,9 +251,12 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 		copts := controllers.DefaultOptions()
 		copts.Chain, copts.V2 = watched, depositkey.Addresses{Config: chains}
-		copts.RefundWallet = watched.Refunds
+		if watched.Refunds != nil {
+			copts.RefundWallets = watched.Refunds
+		}
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers
+		copts.Screener, copts.MatchTimeout = risk, o.v2MatchTimeout
 		copts.Archive = controllers.ArchiveOptions{Store: store, Config: o.archive,
 			TransferJSON: apiserver.TransferLookupJSON, RecipientJSON: apiserver.RecipientLookupJSON}
 		provider, err := wise.New(o.fiat)
@@ -272,7 +286,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		} else {
 			log.Info("no deposit key (depositKey.xpub or --deposit-xpub-file): v1 transfers answer 503")
 		}
-		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, store, log)
+		srv, screener, err := newFacade(ctx, o, mgr, synced, addresses, store, risk, log)
 		if err != nil {
 			return err
 		}
@@ -290,7 +304,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 
 // newFacade builds the REST facade and its compliance and pricing parts.
 func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses,
-	store *archive.Store, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
+	store *archive.Store, risk walletscreen.Screener, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
 	catalog := bankaccount.Default()
 	if o.bankDataDir != "" {
 		var err error
@@ -314,10 +328,6 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	var verifier kyc.Verifier = kyc.Store{Reader: mgr.GetClient()}
 	if o.kycURL != "" {
 		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
-	}
-	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
-	if o.riskURL != "" {
-		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken}}
 	}
 	proxies, err := apiserver.ParsePrefixes(strings.Split(o.trustedProxies, ","))
 	if err != nil {

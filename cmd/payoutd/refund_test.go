@@ -40,7 +40,7 @@ var _ = Describe("an operator's refund", func() {
 		before, err := base.BalanceOf(context.Background(), devchain.USDC, from)
 		Expect(err).NotTo(HaveOccurred())
 
-		_, err = admin.RequestRefund(context.Background(), env.Client, id, "e2e")
+		_, _, err = admin.RequestRefund(context.Background(), env.Client, id, "e2e")
 		Expect(err).NotTo(HaveOccurred())
 		var got map[string]any
 		Eventually(func() string { s, t := acct.status(id); got = t; return s }).WithTimeout(90 * time.Second).Should(Equal("refunded"))
@@ -53,7 +53,7 @@ var _ = Describe("an operator's refund", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rcpt.Status).To(Equal(uint64(1)))
 
-		_, err = admin.RequestRefund(context.Background(), env.Client, id, "e2e")
+		_, _, err = admin.RequestRefund(context.Background(), env.Client, id, "e2e")
 		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
 		t := &payoutv1.Transfer{}
 		Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}, t)).To(Succeed())

@@ -12,39 +12,72 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
-// RequestRefund records an operator's refund request on a failed transfer whose deposit
-// arrived: a Refund object named after the transfer, which the refund controller sends on Base
-// and the transfer controller turns into `refunded`. It only records intent; the controllers
-// check the transfer again before any money moves.
+// RequestRefund records an operator's refund of everything transfer transferID owes
+// (transfer.OwedOf): the deposit of a failed transfer, and every stray deposit (another
+// wallet's, another token's or network's, the excess above the amount, one after the end). Each
+// is one Refund object whose name is fixed by what it refunds, in the transfer's namespace and
+// labelled with it; the refund controller sends it and the transfer controller records it. It
+// only records intent: the controllers check again, against the chain's facts, before any money
+// moves.
 //
-// The request is a one-shot object, so a repeated request is refused with
-// ErrRefundAlreadyRequested by the API server's create itself and changes nothing. Any other
-// transfer is refused with ErrNotRefundable and left unchanged.
-func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy string) (*payoutv1.Transfer, error) {
+// A Refund is a one-shot object, so a repeated request meets the API server's AlreadyExists for
+// what was requested before and changes nothing; when everything owed was requested before, the
+// request is refused with ErrRefundAlreadyRequested. A transfer that owes nothing is refused with
+// ErrNotRefundable and left unchanged. It returns the transfer and what it requested now.
+func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy string) (*payoutv1.Transfer, []transfer.Owed, error) {
 	t, err := FindTransfer(ctx, c, transferID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := CheckRefundable(t); err != nil {
-		return nil, err
+	deps := &payoutv1.DepositList{}
+	if err := c.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing the deposits of transfer %s: %w", t.Name, err)
 	}
-	rf := &payoutv1.Refund{
-		ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace},
-		Spec:       payoutv1.RefundSpec{Transfer: t.Name, RequestedBy: requestedBy},
-	}
-	if err := c.Create(ctx, rf); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
+	// A v2 deposit whose hash the transfer released is owed by it only if no other transfer is
+	// paid by that transaction: the refund controller takes the hash back before it sends, or
+	// refuses.
+	owed := transfer.OwedOf(t, deps.Items, true)
+	if len(owed) == 0 {
+		if err := CheckRefundable(t); err != nil {
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("recording the refund request of transfer %s: %w", t.Name, err)
+		return nil, nil, refuse(ErrNotRefundable, "transfer %s owes nothing", t.Name)
 	}
-	return t, nil
+	var requested []transfer.Owed
+	for _, o := range owed {
+		if o.Deposit == nil {
+			if err := CheckRefundable(t); err != nil {
+				return nil, nil, err
+			}
+		}
+		rf := &payoutv1.Refund{
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: t.Namespace, Labels: map[string]string{payoutv1.RefundTransferLabel: t.Name}},
+			Spec:       payoutv1.RefundSpec{Transfer: t.Name, Deposit: o.Deposit, RequestedBy: requestedBy},
+		}
+		switch err := c.Create(ctx, rf); {
+		case err == nil:
+			requested = append(requested, o)
+		case apierrors.IsAlreadyExists(err):
+		default:
+			return nil, nil, fmt.Errorf("recording the refund of %s of transfer %s: %w", o.What(), t.Name, err)
+		}
+	}
+	if len(requested) == 0 {
+		if len(owed) == 1 && owed[0].Deposit == nil {
+			return nil, nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
+		}
+		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes are already requested; each is sent once (see kubectl get refunds -n %s -l %s=%s)",
+			t.Name, t.Namespace, payoutv1.RefundTransferLabel, t.Name)
+	}
+	return t, requested, nil
 }
 
-// CheckRefundable says why t may not be refunded, or nil when it may: only a failed transfer
-// whose deposit arrived from an EVM address has money to send back on Base.
+// CheckRefundable says why the deposit of t may not be refunded, or nil when it may: only a
+// failed transfer whose deposit arrived from an address the refund wallet can send to has its
+// deposit to send back (its stray deposits are owed whatever its status: transfer.OwedOf).
 func CheckRefundable(t *payoutv1.Transfer) error {
 	switch {
 	case t.Status.Refund != nil:
@@ -54,8 +87,10 @@ func CheckRefundable(t *payoutv1.Transfer) error {
 			t.Name, phaseText(t.Status.Phase))
 	case t.Status.Deposit == nil || t.Status.Deposit.ConfirmedAt == nil:
 		return refuse(ErrNotRefundable, "transfer %s failed before its deposit arrived: there is nothing to send back", t.Name)
-	case !chain.IsEVMAddress(t.Status.Deposit.From):
-		return refuse(ErrNotRefundable, "transfer %s: the deposit's sender %q has no address on Base; refund it by hand", t.Name, t.Status.Deposit.From)
+	}
+	if _, ok := chain.RefundAddressOnBase(t.Status.Deposit.From); !ok {
+		return refuse(ErrNotRefundable, "transfer %s: the deposit's sender %q has no address on Base, where refunds are sent from (a Solana sender is refunded on Solana, which the refund wallet does not sign for)",
+			t.Name, t.Status.Deposit.From)
 	}
 	return nil
 }

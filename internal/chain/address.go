@@ -283,3 +283,14 @@ func SameSender(a, b string) bool {
 	ka, kb := SenderKey(a), SenderKey(b)
 	return ka != "" && ka == kb
 }
+
+// RefundAddressOnBase is the address on Base (any EVM network) of the key that sent from
+// sender: an EVM address itself, a Tron sender's 0x body (the same key); a Solana sender has
+// none.
+func RefundAddressOnBase(sender string) (string, bool) {
+	k := SenderKey(sender)
+	if !IsEVMAddress(k) {
+		return "", false
+	}
+	return k, true
+}

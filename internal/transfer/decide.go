@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -10,28 +9,45 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 )
 
 // Decision is what Decide returns: the next status (facts, then the phase derived from them and
-// a history line when it changed), the side effects to perform before persisting it, the events
-// to record, and when to look again.
+// a history line when it changed), the side effects to perform once that status is stored, the
+// events to record, and when to look again.
 type Decision struct {
-	Status       payoutv1.TransferStatus
-	Actions      []Action
-	Events       []Event
+	Status  payoutv1.TransferStatus
+	Actions []Action
+	Events  []Event
+	// RequeueAfter is when to look again without an event to wake the controller.
 	RequeueAfter time.Duration
+	// Screen, when set, is an address the risk service must screen before the payout can go on:
+	// the controller asks, puts the answer in Input.Screening and decides again.
+	Screen string
+	// Waiting says why the transfer waits on the service rather than on its customer (a
+	// screening service that cannot answer, a chain watcher behind the clock); the controller
+	// shows it in the Ready condition.
+	Waiting string
 }
 
-// ActionKind names a side effect the controller performs after deciding. None of them moves
-// money: the payout is called only for an intent already stored (see Pending), and refunds are
-// the refund controller's.
+// ActionKind names a side effect the controller performs after deciding, once the decided
+// status is stored: a conflict or a crash before that performs nothing, and every action is
+// safe to perform again (a retry after a crash repeats it). None of them moves money: the
+// payout is called only for an intent already stored (see Pending), and refunds are the refund
+// controller's.
 type ActionKind string
 
 const (
-	// ActNotify mails an outcome to the customer; the controller records it once sent.
+	// ActNotify mails an outcome whose record is stored as Pending; the controller records it
+	// Sent (or Refused) after.
 	ActNotify ActionKind = "Notify"
 	// ActDeleteRecipient deletes (deactivates) the recipient after the transfer ended (spec 2.1).
 	ActDeleteRecipient ActionKind = "DeleteRecipient"
+	// ActReleaseHash gives a v2 hash's claim back when its transaction does not pay the
+	// transfer (or was not found in time), so that the transfer it does pay can confirm it.
+	ActReleaseHash ActionKind = "ReleaseHash"
+	// ActBindWallet binds the v2 sender's wallet to the transfer's account (bindWallets).
+	ActBindWallet ActionKind = "BindWallet"
 )
 
 // Action is one side effect.
@@ -41,6 +57,8 @@ type Action struct {
 	Notification payoutv1.NotificationKind
 	// RecipientID is the recipient to delete (ActDeleteRecipient).
 	RecipientID int64
+	// Wallet is the sender to bind (ActBindWallet).
+	Wallet string
 }
 
 // Event is a Kubernetes event to record on the transfer.
@@ -50,26 +68,41 @@ type Event struct {
 
 // Reasons of the history lines and events, besides the failure reasons.
 const (
-	ReasonCreated          = "Created"
-	ReasonHashRecorded     = "HashRecorded"
-	ReasonDepositSeen      = "DepositSeen"
-	ReasonDepositReorged   = "DepositReorged"
-	ReasonDepositConfirmed = "DepositConfirmed"
-	ReasonPayoutAccepted   = "PayoutAccepted"
-	ReasonPayoutCompleted  = "PayoutCompleted"
-	ReasonRefunded         = "Refunded"
-	ReasonDepositAfterEnd  = "DepositAfterEnd"
-	ReasonStrayDeposit     = "StrayDeposit"
-	ReasonProviderLost     = "ProviderLostPayout"
+	ReasonCreated              = "Created"
+	ReasonHashRecorded         = "HashRecorded"
+	ReasonDepositSeen          = "DepositSeen"
+	ReasonDepositReorged       = "DepositReorged"
+	ReasonDepositConfirmed     = "DepositConfirmed"
+	ReasonPayoutAccepted       = "PayoutAccepted"
+	ReasonPayoutCompleted      = "PayoutCompleted"
+	ReasonRefunded             = "Refunded"
+	ReasonDepositAfterEnd      = "DepositAfterEnd"
+	ReasonStrayDeposit         = "StrayDeposit"
+	ReasonStrayRefunded        = "StrayRefunded"
+	ReasonProviderLost         = "ProviderLostPayout"
+	ReasonHashReleased         = "HashReleased"
+	ReasonSenderCleared        = "SenderCleared"
+	ReasonScreeningUnavailable = "ScreeningUnavailable"
 )
 
 // Polling intervals: the provider is asked often while a payout is young and less as it ages;
-// an unconfirmed v2 hash is looked up every few seconds.
+// an unresolved v2 hash is looked up 2 s after it is recorded, then at intervals that double up
+// to 5 minutes (a hash that never appears costs the chain a lookup every 5 minutes, not every
+// 2 s); an expired v1 transfer whose network's watcher has not passed its expiry yet is looked
+// at every 15 s; a payer the risk service could not screen is asked again every 30 s.
 const (
-	minProviderPoll = time.Second
-	maxProviderPoll = time.Minute
-	TxPollInterval  = 2 * time.Second
+	minProviderPoll     = time.Second
+	maxProviderPoll     = time.Minute
+	MinTxPoll           = 2 * time.Second
+	MaxTxPoll           = 5 * time.Minute
+	ChainWaitPoll       = 15 * time.Second
+	ScreeningRetry      = 30 * time.Second
+	DefaultMatchTimeout = 24 * time.Hour
 )
+
+// TxPoll is how long to wait before looking a v2 hash up again, age after it was recorded: the
+// interval doubles from 2 s to 5 minutes.
+func TxPoll(age time.Duration) time.Duration { return min(max(age, MinTxPoll), MaxTxPoll) }
 
 // decision is the working state of one Decide call.
 type decision struct {
@@ -79,20 +112,28 @@ type decision struct {
 	out *Decision
 	// note is the reason and message of the history line, should the phase change.
 	noteReason, noteMessage string
-	// mismatch is why a v2 transaction does not pay for the transfer (at depth: it fails).
+	// ledger is a v1 transfer's deposits, sorted.
+	ledger Ledger
+	// mismatch is why a v2 transaction does not pay for the transfer (at depth: it fails);
+	// notFound: the transaction was not found within the match timeout.
 	mismatch string
+	notFound bool
+	// hold: the payout waits (the payer is not screened yet).
+	hold bool
 }
 
 // steps is the machine, in order. Each step reads the input and the facts so far and adds facts;
 // none looks at the phase.
 var steps = []func(*decision){
-	observeDeposits,    // v1: the watcher's deposits → the deposit fact, the rest stray
+	observeDeposits,    // v1: the wallet's deposits add up to the amount; every other deposit is stray
 	observeTx,          // v2: the confirmed hash on chain → the deposit fact, or why it does not pay
-	stopBeforePayout,   // cancellation, deleted recipient, expiry, a short or wrong deposit → failed
-	recordPayoutIntent, // a good deposit at depth → the payout intent, stored before any call
+	stopBeforePayout,   // cancellation, deleted recipient, v2 mismatch or not found, expiry on chain → failed
+	screenSender,       // the wallet that paid, screened at depth; held while the service cannot answer
+	recordPayoutIntent, // a good, screened deposit at depth → the payout intent, stored before any call
 	followProvider,     // the provider's word on a stored intent → accepted, completed, rejected
-	recordRefund,       // a refund at depth → refunded
-	afterTheEnd,        // mail the outcome once; delete the recipient unless kept
+	recordRefunds,      // refunds at depth → refunded, stray deposits sent back
+	afterTheEnd,        // store the outcome mail; delete the recipient unless kept; bind the wallet
+	releaseHash,        // a v2 hash that does not pay the transfer is given back
 	schedule,           // when to look again
 }
 
@@ -116,15 +157,20 @@ func Pending(t *payoutv1.Transfer) (askProvider bool) {
 	return p != nil && (p.State == payoutv1.PayoutRequested || p.State == payoutv1.PayoutAccepted)
 }
 
-// NeedsTx reports whether a v2 transfer's hash should be looked up on chain: it has one and its
-// deposit is not at depth yet (a failed transfer too: a deposit that arrives is recorded so that
-// it can be refunded).
+// NeedsTx reports whether a v2 transfer's hash should be looked up on chain: it has one that is
+// not released, and its deposit is not at depth yet (a failed transfer too: a deposit that
+// arrives is recorded so that it can be refunded).
 func NeedsTx(t *payoutv1.Transfer) bool {
-	if t.Spec.Method != payoutv1.TransferV2 || t.Spec.TxHash == "" || t.Status.Refund != nil {
+	if t.Spec.Method != payoutv1.TransferV2 || t.Spec.TxHash != "" && Released(t) || t.Spec.TxHash == "" || t.Status.Refund != nil {
 		return false
 	}
 	dep := t.Status.Deposit
 	return dep == nil || dep.ConfirmedAt == nil
+}
+
+// Released reports whether t gave its v2 hash back: its transaction does not pay t.
+func Released(t *payoutv1.Transfer) bool {
+	return t.Status.TxMatch != nil && t.Status.TxMatch.ReleasedAt != nil
 }
 
 func (d *decision) now() metav1.Time { return metav1.NewTime(d.in.Now) }
@@ -139,7 +185,7 @@ func (d *decision) event(typ, reason, format string, args ...any) {
 
 func (d *decision) fail(reason payoutv1.FailureReason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	d.st.Failure = &payoutv1.TransferFailure{Reason: reason, Message: msg, At: d.now()}
+	d.st.Failure = &payoutv1.TransferFailure{Reason: reason, Message: truncate(msg, 512), At: d.now()}
 	d.note(string(reason), "%s", msg)
 }
 
@@ -155,164 +201,58 @@ func (d *decision) ended() bool {
 	return d.st.Failure != nil || (d.st.Payout != nil && d.st.Payout.State == payoutv1.PayoutCompleted)
 }
 
-// observeDeposits takes the first v1 deposit (by block and log order) as the transfer's deposit
-// and keeps every other one as a stray deposit, refundable by support.
+// observeDeposits sorts a v1 transfer's deposits (SortDeposits): the wallet's own deposits add up
+// until they reach the amount, and that is the transfer's deposit; every other deposit is listed
+// as a stray, refundable once.
 func observeDeposits(d *decision) {
-	if d.t.Spec.Method != payoutv1.TransferV1 || len(d.in.Deposits) == 0 {
+	if d.t.Spec.Method != payoutv1.TransferV1 {
 		return
 	}
-	deps := append([]payoutv1.Deposit(nil), d.in.Deposits...)
-	sort.SliceStable(deps, func(i, j int) bool {
-		a, b := deps[i].Spec, deps[j].Spec
-		if a.BlockNumber != b.BlockNumber {
-			return a.BlockNumber < b.BlockNumber
-		}
-		return a.LogIndex < b.LogIndex
-	})
-	for i := range deps {
-		dep := &deps[i]
-		if d.st.Deposit == nil {
-			d.st.Deposit = factsOf(dep, d.now())
-			if d.ended() {
-				// late: after expiry, cancellation or failure. Recorded, so that it can be refunded.
-				d.event(corev1.EventTypeWarning, ReasonDepositAfterEnd, "%s %s arrived in %s after the transfer failed; it is kept for a refund",
-					TokenAmount(dep.Spec.Amount), dep.Spec.Token, dep.Spec.TxHash)
-				d.note(ReasonDepositAfterEnd, "deposit %s arrived after the transfer failed", dep.Spec.TxHash)
-			} else {
-				d.note(ReasonDepositConfirmed, "%s %s arrived in %s (block %d)", TokenAmount(dep.Spec.Amount), dep.Spec.Token, dep.Spec.TxHash, dep.Spec.BlockNumber)
-			}
-			continue
-		}
-		if sameLog(d.st.Deposit, dep.Spec.TxHash, dep.Spec.LogIndex) {
-			continue
-		}
-		d.addStray(dep.Spec.TxHash, dep.Spec.LogIndex, dep.Spec.Token, dep.Spec.Amount, dep.Spec.From, "a second deposit to the transfer's address")
+	d.ledger = SortDeposits(d.t, d.in.Deposits)
+	for _, s := range d.ledger.Strays {
+		d.addStray(s)
 	}
-	// More than the amount on the first deposit: the excess is the sender's and is kept apart.
-	if dep := d.st.Deposit; dep != nil && dep.Token == d.t.Spec.SourceToken {
-		if excess := baseUnits(dep.Amount).Sub(expectedUnits(d.t)); excess.IsPositive() {
-			d.addStray(dep.TxHash, dep.LogIndex, dep.Token, excess.String(), dep.From, "overpayment above the transfer amount")
+	if d.st.Deposit == nil && d.ledger.Complete {
+		d.st.Deposit = d.ledger.DepositFacts(d.in.Now)
+		dep := d.st.Deposit
+		if n := len(d.ledger.Credited); n > 1 {
+			d.note(ReasonDepositConfirmed, "%s %s arrived from %s in %d sends (the last in block %d)", TokenAmount(dep.Amount), dep.Token, dep.From, n, dep.BlockNumber)
+		} else {
+			d.note(ReasonDepositConfirmed, "%s %s arrived in %s (block %d)", TokenAmount(dep.Amount), dep.Token, dep.TxHash, dep.BlockNumber)
 		}
 	}
 }
 
-func sameLog(f *payoutv1.DepositFacts, txHash string, logIndex int64) bool {
-	return strings.EqualFold(f.TxHash, txHash) && f.LogIndex == logIndex
-}
-
-func (d *decision) addStray(txHash string, logIndex int64, token payoutv1.Token, amount, from, reason string) {
-	for _, s := range d.st.StrayDeposits {
-		if strings.EqualFold(s.TxHash, txHash) && s.LogIndex == logIndex && s.Reason == reason {
+// addStray lists a stray deposit in the status (once per log) and reports it.
+func (d *decision) addStray(s Stray) {
+	sd := s.StrayFacts(d.t)
+	for _, have := range d.st.StrayDeposits {
+		if have.Network == sd.Network && strings.EqualFold(have.TxHash, sd.TxHash) && have.LogIndex == sd.LogIndex {
 			return
 		}
 	}
-	if len(d.st.StrayDeposits) >= maxStrays {
-		return
+	if len(d.st.StrayDeposits) >= payoutv1.MaxStrays {
+		return // the Deposit objects keep them all; refunds are made from those
 	}
-	d.st.StrayDeposits = append(d.st.StrayDeposits, payoutv1.StrayDeposit{TxHash: txHash, LogIndex: logIndex, Token: token, Amount: amount, From: from, Reason: reason})
-	d.event(corev1.EventTypeWarning, ReasonStrayDeposit, "%s %s in %s from %s not used: %s; refund it by hand",
-		TokenAmount(amount), token, txHash, from, reason)
+	d.st.StrayDeposits = append(d.st.StrayDeposits, sd)
+	network := s.Ref.Network
+	d.event(corev1.EventTypeWarning, ReasonStrayDeposit, "%s %s on %s in %s from %s does not pay this transfer: %s. `kubectl payout refund %s` sends it back",
+		TokenAmount(sd.Amount), sd.Token, network, sd.TxHash, sd.From, s.Reason, d.t.Name)
 }
 
-// maxStrays bounds the stray deposits kept on a transfer (the Deposit objects keep them all).
-const maxStrays = 8
-
-func factsOf(dep *payoutv1.Deposit, now metav1.Time) *payoutv1.DepositFacts {
+func factsOf(dep *payoutv1.Deposit, now time.Time) *payoutv1.DepositFacts {
 	s := dep.Spec
 	seen := dep.CreationTimestamp
 	if seen.IsZero() {
-		seen = now
+		seen = metav1.NewTime(now)
 	}
 	bt := s.BlockTime
+	confirmed := metav1.NewTime(now)
 	return &payoutv1.DepositFacts{
 		Network: s.Network, Token: s.Token, TxHash: s.TxHash, LogIndex: s.LogIndex, From: s.From, Amount: s.Amount,
 		BlockNumber: s.BlockNumber, BlockHash: s.BlockHash, BlockTime: &bt, Confirmations: s.Confirmations,
-		SeenAt: seen, ConfirmedAt: &now, Record: dep.Name,
+		SeenAt: seen, ConfirmedAt: &confirmed, Record: dep.Name,
 	}
-}
-
-// observeTx judges a v2 transfer's confirmed transaction: a Transfer of the transfer's token to
-// the platform address, of the transfer's amount, from its wallet when one is set. Facts seen
-// before depth are provisional: a reorg can take them back; at depth they are final.
-func observeTx(d *decision) {
-	tx := d.in.Tx
-	if tx == nil || !NeedsTx(d.t) {
-		return
-	}
-	if !tx.Found {
-		if d.st.Deposit != nil && d.st.Deposit.ConfirmedAt == nil {
-			d.st.Deposit = nil
-			d.note(ReasonDepositReorged, "transaction %s is no longer on chain; waiting for it again", d.t.Spec.TxHash)
-			d.event(corev1.EventTypeWarning, ReasonDepositReorged, "transaction %s left the chain before depth", d.t.Spec.TxHash)
-		}
-		return
-	}
-	if tx.Reverted {
-		if tx.Required > 0 && tx.Confirmations >= tx.Required {
-			d.mismatch = "transaction " + d.t.Spec.TxHash + " reverted: it moved no funds"
-		}
-		return
-	}
-	v2 := payoutv1.NormalizeWallet(d.in.V2Address)
-	var ours, other int = -1, -1
-	for i, tt := range tx.Transfers {
-		if payoutv1.NormalizeWallet(tt.To) != v2 {
-			continue
-		}
-		if tt.Token == d.t.Spec.SourceToken && ours < 0 {
-			ours = i
-		} else if other < 0 {
-			other = i
-		}
-	}
-	pick := ours
-	if pick < 0 {
-		pick = other
-	}
-	if pick < 0 {
-		if tx.AtDepth() {
-			d.mismatch = fmt.Sprintf("transaction %s sends no %s to the platform address %s", d.t.Spec.TxHash, d.t.Spec.SourceToken, d.in.V2Address)
-		}
-		return
-	}
-	tt := tx.Transfers[pick]
-	wasSeen := d.st.Deposit != nil
-	bt := metav1.NewTime(tx.BlockTime)
-	facts := &payoutv1.DepositFacts{
-		Network: d.t.Spec.SourceNetwork, Token: tt.Token, TxHash: d.t.Spec.TxHash, LogIndex: tt.LogIndex,
-		From: tt.From, Amount: tt.Amount.String(), BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash,
-		BlockTime: &bt, Confirmations: tx.Confirmations, SeenAt: d.now(),
-	}
-	if wasSeen {
-		facts.SeenAt = d.st.Deposit.SeenAt
-	}
-	if tx.AtDepth() {
-		now := d.now()
-		facts.ConfirmedAt = &now
-	}
-	d.st.Deposit = facts
-	switch {
-	case tt.Token != d.t.Spec.SourceToken:
-		d.mismatch = fmt.Sprintf("transaction %s sends %s, not %s", d.t.Spec.TxHash, tt.Token, d.t.Spec.SourceToken)
-	case baseUnits(facts.Amount).Cmp(expectedUnits(d.t)) != 0:
-		d.mismatch = fmt.Sprintf("transaction %s sends %s %s, not the transfer's %s", d.t.Spec.TxHash, TokenAmount(facts.Amount), tt.Token, d.t.Spec.Amount)
-	case d.t.Spec.WalletAddress != "" && payoutv1.NormalizeWallet(tt.From) != payoutv1.NormalizeWallet(d.t.Spec.WalletAddress):
-		d.mismatch = fmt.Sprintf("transaction %s is sent from %s, not from the transfer's wallet %s", d.t.Spec.TxHash, tt.From, d.t.Spec.WalletAddress)
-	}
-	if !tx.AtDepth() {
-		d.mismatch = "" // judged at depth only: before it, a reorg may replace the transaction
-		if !wasSeen {
-			d.note(ReasonDepositSeen, "transaction %s found in block %d (%d of %d confirmations)", d.t.Spec.TxHash, tx.BlockNumber, tx.Confirmations, tx.Required)
-		}
-		return
-	}
-	if d.ended() {
-		d.event(corev1.EventTypeWarning, ReasonDepositAfterEnd, "%s %s arrived in %s after the transfer failed; it is kept for a refund",
-			TokenAmount(facts.Amount), tt.Token, d.t.Spec.TxHash)
-		d.note(ReasonDepositAfterEnd, "deposit %s arrived after the transfer failed", d.t.Spec.TxHash)
-		return
-	}
-	d.note(ReasonDepositConfirmed, "%s %s arrived in %s (block %d)", TokenAmount(facts.Amount), tt.Token, d.t.Spec.TxHash, tx.BlockNumber)
 }
 
 // stopBeforePayout fails a transfer that must not be paid, as long as no payout intent exists:
@@ -322,7 +262,6 @@ func stopBeforePayout(d *decision) {
 		return
 	}
 	t := d.t
-	dep := d.confirmedDeposit()
 	switch {
 	case t.Spec.Cancellation != nil:
 		msg := t.Spec.Cancellation.Message
@@ -336,31 +275,109 @@ func stopBeforePayout(d *decision) {
 		d.fail(payoutv1.FailureRecipientDeleted, "recipient %d was deleted", d.in.Recipient.ID)
 	case d.mismatch != "":
 		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
-	case dep != nil && dep.Token != t.Spec.SourceToken:
-		d.fail(payoutv1.FailureDepositWrongToken, "the deposit in %s is %s %s; this transfer takes %s. It is kept for a refund",
-			dep.TxHash, TokenAmount(dep.Amount), dep.Token, t.Spec.SourceToken)
-	case dep != nil && baseUnits(dep.Amount).LessThan(expectedUnits(t)):
-		d.fail(payoutv1.FailureDepositShort, "received %s %s in %s, less than the transfer's %s. It is kept for a refund",
-			TokenAmount(dep.Amount), dep.Token, dep.TxHash, t.Spec.Amount)
-	case dep != nil && t.Spec.ExpiresAt != nil && dep.BlockTime != nil && dep.BlockTime.After(t.Spec.ExpiresAt.Time):
-		d.fail(payoutv1.FailureExpired, "the deposit in %s was made at %s, after the transfer expired at %s. It is kept for a refund",
-			dep.TxHash, dep.BlockTime.UTC().Format(time.RFC3339), t.Spec.ExpiresAt.UTC().Format(time.RFC3339))
-	case dep == nil && t.Spec.ExpiresAt != nil && !d.in.Now.Before(t.Spec.ExpiresAt.Time):
-		d.fail(payoutv1.FailureExpired, "no deposit arrived by %s", t.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+	case d.notFound:
+		d.fail(payoutv1.FailureDepositNotFound, "transaction %s was not found on %s within %s of its confirmation; the hash is released",
+			t.Spec.TxHash, t.Spec.SourceNetwork, d.in.MatchTimeout)
+	case d.expiredOnChain():
+		if d.ledger.CreditedUnits.IsPositive() {
+			d.st.Deposit = d.ledger.DepositFacts(d.in.Now)
+			d.fail(payoutv1.FailureDepositShort, "received %s %s from %s by the expiry at %s, less than the transfer's %s; it is kept for a refund",
+				TokenAmount(d.st.Deposit.Amount), t.Spec.SourceToken, t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339), t.Spec.Amount)
+		} else {
+			d.fail(payoutv1.FailureExpired, "no deposit from %s arrived by %s", t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+		}
 	}
-	if d.st.Failure != nil {
-		d.event(corev1.EventTypeWarning, string(d.st.Failure.Reason), "%s", d.st.Failure.Message)
+	if d.st.Failure == nil {
+		return
+	}
+	if t.Spec.Method == payoutv1.TransferV1 && d.st.Deposit == nil && d.ledger.CreditedUnits.IsPositive() {
+		// stopped while part of its amount had arrived from its wallet: that part is its
+		// deposit, refunded with it
+		d.st.Deposit = d.ledger.DepositFacts(d.in.Now)
+	}
+	d.event(corev1.EventTypeWarning, string(d.st.Failure.Reason), "%s", d.st.Failure.Message)
+}
+
+// expiredOnChain reports whether a v1 transfer without its full deposit is past its expiry on
+// its chain: the network's watcher has scanned, at depth, a block whose time is after expiresAt
+// (every deposit mined before is recorded then), or a recorded deposit on the network was
+// itself mined after it. The wall clock alone never expires a transfer: a deposit mined in time
+// may still be short of its confirmations, or the node down. While the chain lags, the transfer
+// waits, and says so.
+func (d *decision) expiredOnChain() bool {
+	t := d.t
+	if t.Spec.Method != payoutv1.TransferV1 || t.Spec.ExpiresAt == nil || d.st.Deposit != nil {
+		return false
+	}
+	exp := t.Spec.ExpiresAt.Time
+	if d.in.Now.Before(exp) {
+		return false
+	}
+	if d.in.Cursor.Passed(exp) {
+		return true
+	}
+	for i := range d.in.Deposits {
+		if s := &d.in.Deposits[i].Spec; s.Network == t.Spec.SourceNetwork && s.BlockTime.After(exp) {
+			return true
+		}
+	}
+	// the message stays the same while the watcher catches up: it is written once, not per block
+	d.out.Waiting = fmt.Sprintf("the transfer expired at %s on the clock; waiting for the %s watcher to scan past that time before it fails, so that a deposit mined in time still counts",
+		exp.UTC().Format(time.RFC3339), t.Spec.SourceNetwork)
+	return false
+}
+
+// screenSender screens the wallet that actually paid, at depth, before any payout: the wallet a
+// caller declares was screened at creation, but the one that paid is the chain's fact, and lists
+// change. Fail closed: while the risk service cannot answer, nothing is paid and the transfer
+// says why it waits; a blocked payer fails the transfer (SenderBlocked) and its deposit is held
+// (a refund to a blocked address is held too).
+func screenSender(d *decision) {
+	if !d.in.ScreenSender || !d.mayPay() {
+		return
+	}
+	payer := d.confirmedDeposit().From
+	if s := d.st.SenderScreening; s != nil && s.Result == payoutv1.ScreeningCleared && chain.SameSender(s.Address, payer) {
+		return
+	}
+	d.hold = true
+	sc := d.in.Screening
+	if sc == nil || !chain.SameSender(sc.Address, payer) {
+		d.out.Screen = payer
+		return
+	}
+	facts := &payoutv1.ScreeningFacts{Address: payer, Result: sc.Result, At: d.now(), Message: truncate(sc.Message, 512)}
+	switch sc.Result {
+	case payoutv1.ScreeningCleared:
+		d.hold = false
+		d.st.SenderScreening = facts
+	case payoutv1.ScreeningBlocked:
+		d.st.SenderScreening = facts
+		d.fail(payoutv1.FailureSenderBlocked, "the wallet %s that paid failed compliance screening: nothing is paid, and the deposit is held for compliance review", payer)
+		d.event(corev1.EventTypeWarning, string(payoutv1.FailureSenderBlocked), "%s", d.st.Failure.Message)
+	default:
+		if prev := d.st.SenderScreening; prev == nil || prev.Result != facts.Result || prev.Message != facts.Message || !chain.SameSender(prev.Address, payer) {
+			d.st.SenderScreening = facts
+			d.event(corev1.EventTypeWarning, ReasonScreeningUnavailable, "the payer %s cannot be screened now (%s); nothing is paid until it is", payer, facts.Message)
+		}
+		d.out.Waiting = fmt.Sprintf("waiting to screen the wallet %s that paid: the risk service cannot answer (%s); nothing is paid until it does", payer, facts.Message)
 	}
 }
 
-// recordPayoutIntent records the payout intent once a good deposit is at depth. The intent is
-// persisted (with the optimistic lock that also guards cancellation) before the provider is
-// ever called: the next pass reads it back and only then asks the provider.
+// mayPay reports whether nothing but the payer's screening stands between the transfer and its
+// payout intent.
+func (d *decision) mayPay() bool {
+	return d.st.Failure == nil && d.st.Payout == nil && d.st.Refund == nil && d.t.Spec.Cancellation == nil &&
+		!d.in.Recipient.Deleted && d.depositPays()
+}
+
+// recordPayoutIntent records the payout intent once a good deposit is at depth and its payer is
+// cleared. The intent is persisted (with the optimistic lock that also guards cancellation)
+// before the provider is ever called: the next pass reads it back and only then asks the
+// provider. A deleted recipient's transfer waits: the deletion's cancellation or the grace's
+// end decides it, never a payout.
 func recordPayoutIntent(d *decision) {
-	if d.st.Failure != nil || d.st.Payout != nil || d.st.Refund != nil || d.t.Spec.Cancellation != nil ||
-		d.in.Recipient.Deleted || !d.depositPays() {
-		// a deleted recipient's transfer waits: the deletion's cancellation or the grace's end
-		// decides it, never a payout
+	if d.hold || !d.mayPay() {
 		return
 	}
 	d.st.Payout = &payoutv1.PayoutFacts{
@@ -380,12 +397,15 @@ func (d *decision) recipientGone() bool {
 }
 
 // depositPays reports whether the confirmed deposit pays for the transfer: of its token, at
-// least its amount, made before it expired, and (v2) judged to be its transaction. The intent
-// checks it itself rather than trust that an earlier step failed a bad deposit.
+// least its amount, made before it expired, from its wallet (v1; v2 when one is declared), and
+// (v2) judged to be its transaction. The intent checks it itself rather than trust that an
+// earlier step failed a bad deposit.
 func (d *decision) depositPays() bool {
 	dep, t := d.confirmedDeposit(), d.t
 	switch {
-	case dep == nil || d.mismatch != "":
+	case dep == nil || d.mismatch != "" || Released(withStatus(t, d.st)):
+		return false
+	case (t.Spec.Method == payoutv1.TransferV1 || t.Spec.WalletAddress != "") && !chain.SameSender(dep.From, t.Spec.WalletAddress):
 		return false
 	case dep.Token != t.Spec.SourceToken || baseUnits(dep.Amount).LessThan(expectedUnits(t)):
 		return false
@@ -458,23 +478,65 @@ func rank(s payoutv1.PayoutState) int {
 	return 0
 }
 
-// recordRefund records a refund whose transaction is at depth: the transfer reads refunded. Only
-// a transfer already stored as failed, whose deposit arrived, can be refunded (the refund
-// controller refuses the others): refunded is reached from failed and from nothing else.
-func recordRefund(d *decision) {
-	rf := d.in.Refund
-	if rf == nil || rf.Status.State != payoutv1.RefundConfirmed || d.st.Refund != nil || d.t.Status.Failure == nil || d.confirmedDeposit() == nil {
-		return
+// recordRefunds records refunds whose transactions are at depth. The refund of the transfer's
+// deposit makes it read refunded: only a transfer already stored as failed, whose deposit
+// arrived, can be refunded (the refund controller refuses the others), so refunded is reached
+// from failed and from nothing else. A refund of a stray deposit is listed with the stray and
+// changes no status.
+func recordRefunds(d *decision) {
+	if rf := d.in.Refund; rf != nil && rf.Status.State == payoutv1.RefundConfirmed && d.st.Refund == nil &&
+		d.t.Status.Failure != nil && d.confirmedDeposit() != nil {
+		at := d.now()
+		if rf.Status.ConfirmedAt != nil {
+			at = *rf.Status.ConfirmedAt
+		}
+		d.st.Refund = &payoutv1.RefundFacts{TxHash: rf.Status.TxHash, Amount: rf.Status.Amount, To: rf.Status.To, ConfirmedAt: at}
+		d.note(ReasonRefunded, "%s %s sent back to %s on %s in %s", TokenAmount(rf.Status.Amount), tokenOr(rf.Status.Token), rf.Status.To, networkOr(rf.Status.Network), rf.Status.TxHash)
 	}
-	at := d.now()
-	if rf.Status.ConfirmedAt != nil {
-		at = *rf.Status.ConfirmedAt
+	for i := range d.in.StrayRefunds {
+		rf := &d.in.StrayRefunds[i]
+		if rf.Spec.Deposit == nil || rf.Status.State != payoutv1.RefundConfirmed {
+			continue
+		}
+		ref := rf.Spec.Deposit
+		for j := range d.st.StrayDeposits {
+			sd := &d.st.StrayDeposits[j]
+			network := sd.Network
+			if network == "" {
+				network = d.t.Spec.SourceNetwork
+			}
+			if sd.Refund != nil || network != ref.Network || !strings.EqualFold(sd.TxHash, ref.TxHash) || sd.LogIndex != ref.LogIndex {
+				continue
+			}
+			at := d.now()
+			if rf.Status.ConfirmedAt != nil {
+				at = *rf.Status.ConfirmedAt
+			}
+			sd.Refund = &payoutv1.StrayRefundFacts{Name: rf.Name, Network: rf.Status.Network, Token: rf.Status.Token, TxHash: rf.Status.TxHash, ConfirmedAt: at}
+			d.event(corev1.EventTypeNormal, ReasonStrayRefunded, "the stray deposit %s (log %d) was sent back to %s: %s %s on %s in %s",
+				sd.TxHash, sd.LogIndex, rf.Status.To, TokenAmount(rf.Status.Amount), rf.Status.Token, rf.Status.Network, rf.Status.TxHash)
+		}
 	}
-	d.st.Refund = &payoutv1.RefundFacts{TxHash: rf.Status.TxHash, Amount: rf.Status.Amount, To: rf.Status.To, ConfirmedAt: at}
-	d.note(ReasonRefunded, "%s USDC sent back to %s on base in %s", TokenAmount(rf.Status.Amount), rf.Status.To, rf.Status.TxHash)
 }
 
-// afterTheEnd mails the outcome once and deletes the recipient (spec 2.1), unless kept.
+func tokenOr(t payoutv1.Token) payoutv1.Token {
+	if t == "" {
+		return payoutv1.TokenUSDC
+	}
+	return t
+}
+
+func networkOr(n payoutv1.Network) payoutv1.Network {
+	if n == "" {
+		return payoutv1.NetworkBase
+	}
+	return n
+}
+
+// afterTheEnd stores the outcome e-mail to send (once; the controller sends it after the store,
+// so that a retry sends this very outcome again, never another), deletes the recipient (spec
+// 2.1) unless kept, and binds the wallet that paid a completed v2 transfer to its account when
+// the account binds wallets.
 func afterTheEnd(d *decision) {
 	if !d.ended() {
 		return
@@ -483,15 +545,26 @@ func afterTheEnd(d *decision) {
 	if d.st.Failure == nil {
 		kind = payoutv1.NotificationPayoutSent
 	}
-	if d.t.Spec.CustomerEmail != "" && !Notified(d.st, kind) {
-		d.out.Actions = append(d.out.Actions, Action{Kind: ActNotify, Notification: kind})
+	if d.in.Mailing && d.t.Spec.CustomerEmail != "" && !Notified(d.st, kind) {
+		now := d.now()
+		d.st.Notifications = append(d.st.Notifications, payoutv1.NotificationRecord{
+			Kind: kind, State: payoutv1.NotificationPending, To: d.t.Spec.CustomerEmail, DecidedAt: &now})
+	}
+	for _, n := range d.st.Notifications {
+		if n.State == payoutv1.NotificationPending {
+			d.out.Actions = append(d.out.Actions, Action{Kind: ActNotify, Notification: n.Kind})
+		}
 	}
 	if !d.t.Spec.KeepRecipient && d.in.Recipient.Active() {
 		d.out.Actions = append(d.out.Actions, Action{Kind: ActDeleteRecipient, RecipientID: d.in.Recipient.ID})
 	}
+	if dep := d.confirmedDeposit(); dep != nil && d.st.Failure == nil && d.t.Spec.Method == payoutv1.TransferV2 &&
+		d.in.BindWallets && d.in.WalletBindings[chain.SenderKey(dep.From)] == "" {
+		d.out.Actions = append(d.out.Actions, Action{Kind: ActBindWallet, Wallet: dep.From})
+	}
 }
 
-// Notified reports whether the outcome kind was mailed (or its mail given up on).
+// Notified reports whether the outcome kind was decided: stored to send, sent, or given up on.
 func Notified(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind) bool {
 	for _, n := range st.Notifications {
 		if n.Kind == kind {
@@ -501,35 +574,76 @@ func Notified(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind) bool 
 	return false
 }
 
-// RecordNotification records that the outcome kind was mailed (failed: why it could not be).
-func RecordNotification(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind, to, messageID, failed string, at time.Time) {
-	if Notified(st, kind) {
-		return
+// Mailed reports whether the outcome kind was sent or given up on (not merely stored to send).
+func Mailed(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind) bool {
+	for _, n := range st.Notifications {
+		if n.Kind == kind && n.State != payoutv1.NotificationPending {
+			return true
+		}
 	}
-	st.Notifications = append(st.Notifications, payoutv1.NotificationRecord{
-		Kind: kind, To: to, SentAt: metav1.NewTime(at), MessageID: messageID, Failed: truncate(failed, 256),
-	})
+	return false
+}
+
+// RecordNotification records that the stored outcome kind was mailed with messageID, or (failed
+// set) refused for good; a record not stored as pending is left as it is.
+func RecordNotification(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind, messageID, failed string, at time.Time) {
+	for i := range st.Notifications {
+		n := &st.Notifications[i]
+		if n.Kind != kind || n.State != payoutv1.NotificationPending {
+			continue
+		}
+		sent := metav1.NewTime(at)
+		n.State, n.SentAt, n.MessageID = payoutv1.NotificationSent, &sent, messageID
+		if failed != "" {
+			n.State, n.Failed = payoutv1.NotificationRefused, truncate(failed, 256)
+		}
+	}
 }
 
 // schedule says when to look again without an event to wake the controller.
 func schedule(d *decision) {
 	t := d.t
+	after := withStatus(t, d.st)
 	switch {
 	case d.st.Payout != nil && (d.st.Payout.State == payoutv1.PayoutRequested || d.st.Payout.State == payoutv1.PayoutAccepted):
 		// Ask the provider again; sooner while the payout is young.
 		age := d.in.Now.Sub(d.st.Payout.RequestedAt.Time)
 		d.out.RequeueAfter = min(max(age/8, minProviderPoll), maxProviderPoll)
+	case d.hold && d.out.Screen == "":
+		d.out.RequeueAfter = ScreeningRetry
 	case d.ended():
-		if t.Spec.Method == payoutv1.TransferV2 && NeedsTx(withStatus(t, d.st)) && d.st.Deposit != nil {
-			d.out.RequeueAfter = TxPollInterval // a late v2 deposit on its way to depth
+		if NeedsTx(after) {
+			// an unresolved hash of a failed transfer: a deposit that still arrives is recorded
+			// so that it can be refunded
+			d.out.RequeueAfter = d.txPoll()
 		}
 	case d.in.Recipient.Deleted && d.st.Payout == nil:
 		d.out.RequeueAfter = max(d.in.Recipient.DeletedAt.Add(RecipientDeletionGrace).Sub(d.in.Now), time.Second)
-	case t.Spec.Method == payoutv1.TransferV2 && t.Spec.TxHash != "":
-		d.out.RequeueAfter = TxPollInterval
-	case t.Spec.ExpiresAt != nil && d.confirmedDeposit() == nil:
-		d.out.RequeueAfter = max(t.Spec.ExpiresAt.Sub(d.in.Now), time.Second)
+	case NeedsTx(after):
+		d.out.RequeueAfter = shortest(d.txPoll(), d.matchTimeoutIn())
+	case t.Spec.ExpiresAt != nil && d.st.Deposit == nil:
+		if wait := t.Spec.ExpiresAt.Sub(d.in.Now); wait > 0 {
+			d.out.RequeueAfter = wait
+		} else {
+			d.out.RequeueAfter = ChainWaitPoll // expired on the clock, not yet on the chain
+		}
 	}
+}
+
+// txPoll is the wait before the next lookup of the transfer's v2 hash.
+func (d *decision) txPoll() time.Duration {
+	if m := d.st.TxMatch; m != nil {
+		return TxPoll(d.in.Now.Sub(m.RecordedAt.Time))
+	}
+	return MinTxPoll
+}
+
+// shortest is the shorter of two waits, 0 standing for none.
+func shortest(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func withStatus(t *payoutv1.Transfer, st *payoutv1.TransferStatus) *payoutv1.Transfer {

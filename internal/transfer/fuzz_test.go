@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -32,11 +33,12 @@ func (s *bytesource) pick(n int) int     { return int(s.next()) % n }
 func (s *bytesource) dur() time.Duration { return time.Duration(s.next()) * 15 * time.Minute }
 
 var (
-	fuzzTokens   = []payoutv1.Token{payoutv1.TokenUSDC, payoutv1.TokenUSDT}
-	fuzzAmounts  = []string{"25000000", "24999999", "25000001", "0", "30000000", "1", "25e6", ""}
-	fuzzStates   = []payoutv1.PayoutState{payoutv1.PayoutRequested, payoutv1.PayoutAccepted, payoutv1.PayoutCompleted, payoutv1.PayoutRejected}
-	fuzzRefunds  = []payoutv1.RefundState{payoutv1.RefundPending, payoutv1.RefundSigned, payoutv1.RefundBroadcast, payoutv1.RefundConfirmed, payoutv1.RefundRefused}
-	fuzzFailures = []payoutv1.FailureReason{payoutv1.FailureRecipientDeleted, payoutv1.FailureExpired, payoutv1.FailureDepositShort, payoutv1.FailurePayoutRejected}
+	fuzzTokens     = []payoutv1.Token{payoutv1.TokenUSDC, payoutv1.TokenUSDT}
+	fuzzAmounts    = []string{"25000000", "24999999", "25000001", "0", "30000000", "1", "25e6", ""}
+	fuzzStates     = []payoutv1.PayoutState{payoutv1.PayoutRequested, payoutv1.PayoutAccepted, payoutv1.PayoutCompleted, payoutv1.PayoutRejected}
+	fuzzRefunds    = []payoutv1.RefundState{payoutv1.RefundPending, payoutv1.RefundSigned, payoutv1.RefundBroadcast, payoutv1.RefundConfirmed, payoutv1.RefundRefused}
+	fuzzScreenings = []payoutv1.ScreeningResult{payoutv1.ScreeningCleared, payoutv1.ScreeningBlocked, payoutv1.ScreeningUnavailable}
+	fuzzFailures   = []payoutv1.FailureReason{payoutv1.FailureRecipientDeleted, payoutv1.FailureExpired, payoutv1.FailureDepositShort, payoutv1.FailurePayoutRejected}
 )
 
 // fuzzTransfer builds a transfer in some reachable or unreachable state, and what was observed.
@@ -75,8 +77,23 @@ func fuzzInput(s *bytesource) Input {
 	}
 
 	in := input(tr, at(s.dur()))
-	for range s.pick(4) {
-		in.Deposits = append(in.Deposits, deposit(fuzzAmounts[s.pick(len(fuzzAmounts))], fuzzTokens[s.pick(2)], int64(s.pick(5)), int64(s.pick(3)), at(s.dur())))
+	in.Cursor.BlockTime = at(s.dur())
+	in.MatchTimeout = s.dur()
+	for range s.pick(5) {
+		dep := deposit(fuzzAmounts[s.pick(len(fuzzAmounts))], fuzzTokens[s.pick(2)], int64(s.pick(5)), int64(s.pick(3)), at(s.dur()))
+		if s.bool() {
+			dep = from(stranger, dep)
+		}
+		if s.bool() {
+			dep = on(payoutv1.NetworkPolygon, dep)
+		}
+		in.Deposits = append(in.Deposits, dep)
+	}
+	if s.bool() {
+		in.ScreenSender = true
+		if s.bool() {
+			in.Screening = &Screening{Address: wallet, Result: fuzzScreenings[s.pick(len(fuzzScreenings))]}
+		}
 	}
 	if s.bool() {
 		var ts []chain.TokenTransfer
@@ -161,6 +178,12 @@ func FuzzDecide(f *testing.F) {
 				t.Fatal("payout intent without a deposit at depth")
 			case dep.Token != before.Spec.SourceToken || baseUnits(dep.Amount).LessThan(expectedUnits(before)):
 				t.Fatalf("payout intent for a wrong deposit: %s %s", dep.Amount, dep.Token)
+			case before.Spec.WalletAddress != "" && !chain.SameSender(dep.From, before.Spec.WalletAddress):
+				t.Fatalf("payout intent for a deposit from %s, not the transfer's wallet", dep.From)
+			case in.ScreenSender && (d.Status.SenderScreening == nil || d.Status.SenderScreening.Result != payoutv1.ScreeningCleared):
+				t.Fatalf("payout intent for a payer not cleared: %+v", d.Status.SenderScreening)
+			case before.Spec.Method == payoutv1.TransferV1 && !SortDeposits(before, in.Deposits).Complete && before.Status.Deposit == nil:
+				t.Fatal("payout intent before the wallet's deposits reached the amount")
 			case before.Spec.Cancellation != nil:
 				t.Fatal("payout intent after a cancellation")
 			case before.Status.Failure != nil || d.Status.Failure != nil && d.Status.Failure.Reason != payoutv1.FailurePayoutRejected:
@@ -173,8 +196,29 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("payout went back from %s to %+v", p0.State, p1)
 		}
 		ended := d.Status.Failure != nil || d.Status.Payout != nil && d.Status.Payout.State == payoutv1.PayoutCompleted
-		if len(d.Actions) > 0 && !ended {
-			t.Fatalf("actions %+v before the end", d.Actions)
+		for _, a := range d.Actions {
+			if a.Kind != ActReleaseHash && !ended {
+				t.Fatalf("action %+v before the end", a)
+			}
+		}
+		// every deposit is credited, stray, or (v1, open, from the wallet) still adding up
+		if before.Spec.Method == payoutv1.TransferV1 {
+			after := withStatus(before, &d.Status)
+			l := SortDeposits(after, in.Deposits)
+			total, accounted := decimal.Zero, l.CreditedUnits
+			seen := map[payoutv1.DepositRef]bool{}
+			for i, dep := range in.Deposits {
+				if ref := refOf(&in.Deposits[i]); !seen[ref] && baseUnits(dep.Spec.Amount).IsPositive() {
+					seen[ref] = true
+					total = total.Add(baseUnits(dep.Spec.Amount))
+				}
+			}
+			for _, s := range l.Strays {
+				accounted = accounted.Add(s.Units)
+			}
+			if !accounted.Equal(total) {
+				t.Fatalf("deposits of %s units, %s accounted for (credited %s, strays %+v)", total, accounted, l.CreditedUnits, l.Strays)
+			}
 		}
 		if n := len(d.Status.History); !unwritten && (n == 0 || n > payoutv1.MaxHistory || d.Status.History[n-1].Status != now) {
 			t.Fatalf("history %+v for phase %s", d.Status.History, now)

@@ -11,11 +11,13 @@ import (
 // and what the chain, the provider, the recipient store, the refund request and the clock say.
 // The gatherer fills it; Decide only reads it.
 //
-//	                 ┌──────────── Deposits (v1: Deposit objects of the watcher)
-//	                 ├──────────── Tx (v2: the confirmed hash looked up on chain)
-//	Transfer ───────▶├──────────── Provider (the payout asked by reference, once the intent is stored)
+//	                 ┌──────────── Deposits (v1: Deposit objects of the watchers, every network)
+//	                 ├──────────── Cursor (v1: how far the transfer's network is scanned at depth)
+//	                 ├──────────── Tx, WalletBindings (v2: the confirmed hash on chain; its senders' bindings)
+//	Transfer ───────▶├──────────── Screening (the risk service on the wallet that paid, when asked)
+//	                 ├──────────── Provider (the payout asked by reference, once the intent is stored)
 //	                 ├──────────── Recipient (the head of the recipient's lineage)
-//	                 ├──────────── Refund (the operator's one-shot refund request)
+//	                 ├──────────── Refund, StrayRefunds (the operator's one-shot refund requests)
 //	                 └──────────── Now
 type Input struct {
 	// Transfer is the transfer as stored (from the cache). Decide never changes it.
@@ -23,24 +25,72 @@ type Input struct {
 	// Now is the controller's clock.
 	Now time.Time
 
-	// Deposits are the v1 deposits the chain watcher recorded for the transfer's address.
+	// Deposits are the v1 deposits the chain watchers recorded for the transfer's address, on
+	// every network that shares it (a deposit on another network than the transfer's is a
+	// stray).
 	Deposits []payoutv1.Deposit
+	// Cursor is how far the watcher of a v1 transfer's network has scanned at depth (its
+	// expiry is judged on the chain, not on the clock).
+	Cursor ChainProgress
 	// Tx is what the chain says about a v2 transfer's confirmed hash; nil when not looked up.
 	Tx *chain.TxObservation
 	// V2Address is the platform's fixed deposit address of a v2 transfer's token and network.
 	V2Address string
+	// MatchTimeout is how long a confirmed v2 hash may stay unfound on chain before the
+	// transfer fails (DepositNotFound) and releases it; 0 waits for ever.
+	MatchTimeout time.Duration
+	// WalletBindings are the accounts (their namespaces) the senders of the v2 transaction are
+	// bound to, by chain.SenderKey; a sender bound to no account is absent.
+	WalletBindings map[string]string
+	// BindWallets: the transfer's account binds the wallets its v2 transfers are paid from.
+	BindWallets bool
+
+	// ScreenSender: the wallet that paid must be cleared by the risk service before the payout
+	// (v1 always, spec 4.10 rule 2; v2 when the account screens wallets, 4.11).
+	ScreenSender bool
+	// Screening is the risk service's answer on Screening.Address, when the controller asked
+	// (Decision.Screen); nil otherwise.
+	Screening *Screening
 
 	// Provider is the provider's answer about the payout of the transfer's reference; nil when
 	// the provider was not asked (no payout intent is stored yet).
 	Provider *ProviderPayout
 	// ProviderName names the provider payouts go to.
 	ProviderName string
+	// Mailing: outcome e-mails are sent in this deployment (an outcome is stored to be mailed).
+	Mailing bool
 
 	// Recipient is what the recipient store says about the transfer's recipient.
 	Recipient RecipientState
 
-	// Refund is the transfer's refund request, if an operator made one.
+	// Refund is the refund request of the transfer's deposit, if an operator made one.
 	Refund *payoutv1.Refund
+	// StrayRefunds are the refund requests of its stray deposits.
+	StrayRefunds []payoutv1.Refund
+}
+
+// ChainProgress is how far a network's watcher has scanned at confirmation depth.
+type ChainProgress struct {
+	// Known is false when no cursor of the network could be read.
+	Known bool
+	// Block is the newest block scanned at depth, BlockTime its timestamp (zero when the
+	// watcher has not recorded it).
+	Block     int64
+	BlockTime time.Time
+}
+
+// Passed reports whether the scan at depth has passed a block mined after t: every deposit
+// mined at or before t is recorded by then.
+func (c ChainProgress) Passed(t time.Time) bool {
+	return c.Known && !c.BlockTime.IsZero() && c.BlockTime.After(t)
+}
+
+// Screening is the risk service's answer on an address.
+type Screening struct {
+	Address string
+	Result  payoutv1.ScreeningResult
+	// Message says why the address is not cleared (the service's error when Unavailable).
+	Message string
 }
 
 // ProviderPayout is the provider's word on a payout, asked by reference.

@@ -24,13 +24,13 @@ var ErrInsufficientFunds = errors.New("insufficient funds")
 // transferSelector is the 4-byte selector of ERC-20 transfer(address,uint256).
 var transferSelector = crypto.Keccak256([]byte("transfer(address,uint256)"))[:4]
 
-// Wallet is a platform wallet that sends one token on one chain: the Base refund wallet. Its
-// key never leaves it and is never printed.
+// Wallet is a platform wallet that sends one token on one chain: a refund wallet. Its key never
+// leaves it and is never printed.
 type Wallet struct {
 	chain    *Chain
 	key      *ecdsa.PrivateKey
 	address  common.Address
-	Token    payoutv1.Token
+	token    payoutv1.Token
 	contract common.Address
 }
 
@@ -45,7 +45,7 @@ func NewWallet(ch *Chain, token payoutv1.Token, hexKey string) (*Wallet, error) 
 		// the parse error could quote the key: say only that it is not one
 		return nil, errors.New("the refund key is not a hex secp256k1 private key")
 	}
-	return &Wallet{chain: ch, key: key, address: crypto.PubkeyToAddress(key.PublicKey), Token: token, contract: common.HexToAddress(t.Contract)}, nil
+	return &Wallet{chain: ch, key: key, address: crypto.PubkeyToAddress(key.PublicKey), token: token, contract: common.HexToAddress(t.Contract)}, nil
 }
 
 // Address is the wallet's address, lower-case 0x hex.
@@ -53,6 +53,9 @@ func (w *Wallet) Address() string { return Hex(w.address) }
 
 // Network is the chain the wallet sends on.
 func (w *Wallet) Network() payoutv1.Network { return w.chain.Network }
+
+// Token is the token the wallet sends.
+func (w *Wallet) Token() payoutv1.Token { return w.token }
 
 // Confirmations is the depth the wallet's transactions must reach.
 func (w *Wallet) Confirmations() int64 { return w.chain.Config.Confirmations }
@@ -106,7 +109,7 @@ func (w *Wallet) SignTransfer(ctx context.Context, to string, amount *big.Int, n
 		}
 	}
 	if have := new(big.Int).SetBytes(tokenBal); have.Cmp(amount) < 0 {
-		return nil, fmt.Errorf("%w: the refund wallet %s holds %s base units of %s, the refund needs %s", ErrInsufficientFunds, w.Address(), have, w.Token, amount)
+		return nil, fmt.Errorf("%w: the refund wallet %s holds %s base units of %s, the refund needs %s", ErrInsufficientFunds, w.Address(), have, w.token, amount)
 	}
 	var gas hexutil.Uint64
 	call := map[string]any{"from": w.address, "to": w.contract, "data": hexutil.Bytes(data)}

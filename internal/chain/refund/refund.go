@@ -1,18 +1,25 @@
-// Package refund decides the steps of sending a failed transfer's deposit back to its sender on
-// Base: pure functions of a Refund's status and what was observed, for the refund controller
-// (controllers/refund_controller.go) to load, apply and persist.
+// Package refund decides the steps of sending money a transfer owes back to its sender: pure
+// functions of a Refund's status and what was observed, for the refund controller
+// (controllers/refund_controller.go) to load, apply and persist. What is owed is
+// transfer.OwedOf's list: a failed transfer's deposit (sent in USDC on Base, spec 2.5) or one
+// stray deposit (sent on its own network in its own token when the refund wallet can pay
+// there, else in USDC on Base); a Refund refunds exactly the item whose name it bears.
 //
-// A Refund moves Pending → Signed → Broadcast → Confirmed, or to Refused when the transfer
-// cannot be refunded. The signed transaction is persisted (Signed) before it is first
+// A Refund moves Pending → Signed → Broadcast → Confirmed, or to Refused when nothing is owed
+// under its name. Before it is signed its destination is screened: a blocked address holds it
+// (Held) until a later screening clears it, and a screening service that cannot answer keeps it
+// Pending (fail closed). The signed transaction is persisted (Signed) before it is first
 // broadcast, and from then on only those bytes are (re)broadcast until their receipt is at
 // depth: a restart between signing and broadcasting sends the persisted transaction, never a
 // second one. The one exception is a transaction whose receipt shows it reverted, at depth: it
 // provably moved nothing, so the refund goes back to Pending and a new transaction is signed.
 //
-//	        Admit                Sign                broadcast ok          receipt at depth
+//	        Admit            screen, Sign            broadcast ok          receipt at depth
 //	(new) ───────▶ Pending ──────────────▶ Signed ───────────────▶ Broadcast ───────────────▶ Confirmed
-//	   │                ▲                    │  ▲ (same bytes again while no receipt)  │
-//	   └──▶ Refused     └──── reverted at depth ◀─────────────────────────────────────┘
+//	   │            │   ▲ ▲                  │  ▲ (same bytes again while no receipt)  │
+//	   └──▶ Refused │   │ └── reverted at depth ◀─────────────────────────────────────┘
+//	                ▼   │ cleared
+//	               Held ┘ (destination blocked; screened again now and then)
 package refund
 
 import (
@@ -27,14 +34,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
-// Wallet is the refund wallet as the controller uses it (evm.Wallet on Base).
+// Wallet is a refund wallet as the controller uses it: an evm.Wallet of one token on one network.
 type Wallet interface {
 	Address() string
 	Network() payoutv1.Network
+	Token() payoutv1.Token
 	Confirmations() int64
 	PendingNonce(ctx context.Context) (uint64, error)
 	SignTransfer(ctx context.Context, to string, amount *big.Int, nonce uint64) (*evm.Signed, error)
@@ -43,6 +52,33 @@ type Wallet interface {
 }
 
 var _ Wallet = (*evm.Wallet)(nil)
+
+// Wallets are the refund wallets of a deployment: one key, and a wallet for each token of each
+// EVM network the chain configuration names.
+type Wallets interface {
+	// For is the wallet that sends token on network, if there is one.
+	For(network payoutv1.Network, token payoutv1.Token) (Wallet, bool)
+}
+
+// Single is a set of one wallet.
+func Single(w Wallet) Wallets { return single{w} }
+
+type single struct{ w Wallet }
+
+func (s single) For(network payoutv1.Network, token payoutv1.Token) (Wallet, bool) {
+	if s.w == nil || s.w.Network() != network || s.w.Token() != token {
+		return nil, false
+	}
+	return s.w, true
+}
+
+// Spec's refund rail: a failed transfer's deposit is sent back in USDC on Base (spec 2.5
+// refund_tx_hash "on the Base network"), and so is a stray deposit no wallet can send back where
+// it came from.
+const (
+	BaseNetwork = payoutv1.NetworkBase
+	BaseToken   = payoutv1.TokenUSDC
+)
 
 // Action is what the controller does next for a refund.
 type Action int
@@ -64,7 +100,7 @@ func Next(st payoutv1.RefundStatus) Action {
 	switch st.State {
 	case "":
 		return ActionAdmit
-	case payoutv1.RefundPending:
+	case payoutv1.RefundPending, payoutv1.RefundHeld:
 		return ActionSign
 	case payoutv1.RefundSigned, payoutv1.RefundBroadcast:
 		return ActionWatch
@@ -72,27 +108,84 @@ func Next(st payoutv1.RefundStatus) Action {
 	return ActionNone
 }
 
-// Admit is the status of a new refund: Refused when the transfer cannot be refunded (it does
-// not exist, is not failed, its deposit did not arrive, its sender has no EVM address), else
-// Pending with the deposit's sender and amount, to be sent in USDC on Base from wallet.
-func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, wallet string) payoutv1.RefundStatus {
+// Admit is the status of a new refund: Pending with what to send (network, token, destination,
+// amount) when owed holds an item under the refund's name, else Refused saying why. owed is
+// transfer.OwedOf of the transfer (nil when it does not exist); wallets says where the refund
+// wallet can send; why explains, when nothing is owed under the name, what the transfer's
+// deposit is (admin.CheckRefundable).
+func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wallets Wallets, why error) payoutv1.RefundStatus {
 	st := rf.Status
 	if t == nil {
 		return refused(st, fmt.Sprintf("transfer %s does not exist in namespace %s", rf.Spec.Transfer, rf.Namespace))
 	}
-	if err := admin.CheckRefundable(t); err != nil {
-		return refused(st, err.Error())
+	var item *transfer.Owed
+	for i := range owed {
+		if owed[i].Name == rf.Name {
+			item = &owed[i]
+		}
 	}
-	amount, ok := new(big.Int).SetString(t.Status.Deposit.Amount, 10)
+	switch {
+	case item == nil && rf.Spec.Deposit == nil && why != nil:
+		return refused(st, why.Error())
+	case item == nil && rf.Spec.Deposit == nil:
+		return refused(st, fmt.Sprintf("transfer %s owes no deposit: it did not fail with a deposit of its own", t.Name))
+	case item == nil:
+		return refused(st, fmt.Sprintf("transfer %s owes no stray deposit refunded by the name %s", t.Name, rf.Name))
+	case !sameDeposit(rf.Spec.Deposit, item.Deposit):
+		return refused(st, fmt.Sprintf("refund %s names another deposit than the one its name refunds", rf.Name))
+	}
+	amount, ok := new(big.Int).SetString(item.Units, 10)
 	if !ok || amount.Sign() <= 0 {
-		return refused(st, fmt.Sprintf("transfer %s: the deposit's amount %q is not a positive number of base units", t.Name, t.Status.Deposit.Amount))
+		return refused(st, fmt.Sprintf("transfer %s: %s is not a positive number of base units", t.Name, item.What()))
+	}
+	network, token, to := BaseNetwork, BaseToken, ""
+	if w, ok := wallets.For(item.Network, item.Token); ok && item.Deposit != nil && chain.IsEVMAddress(item.From) {
+		// a stray deposit goes back where it came from, when the wallet can pay there
+		network, token, to = w.Network(), w.Token(), payoutv1.NormalizeWallet(item.From)
+	} else if a, ok := chain.RefundAddressOnBase(item.From); ok {
+		to = a
+	} else {
+		return refused(st, fmt.Sprintf("transfer %s: %s came from %s, which has no address on Base where refunds are sent from", t.Name, item.What(), item.From))
 	}
 	st.State = payoutv1.RefundPending
-	st.Network, st.Token = payoutv1.NetworkBase, payoutv1.TokenUSDC
-	st.To = payoutv1.NormalizeWallet(t.Status.Deposit.From)
-	st.Amount = amount.String()
-	st.From = wallet
-	st.Message = fmt.Sprintf("refunding %s USDC base units to %s on base", st.Amount, st.To)
+	st.Network, st.Token, st.To, st.Amount = network, token, to, amount.String()
+	if w, ok := wallets.For(network, token); ok {
+		st.From = w.Address()
+	}
+	st.Message = fmt.Sprintf("refunding %s: %s %s base units to %s on %s", item.What(), st.Amount, token, st.To, network)
+	return truncateMessage(st)
+}
+
+func sameDeposit(a, b *payoutv1.DepositRef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Network == b.Network && strings.EqualFold(a.TxHash, b.TxHash) && a.LogIndex == b.LogIndex
+}
+
+// Held is the status of a refund whose destination failed wallet screening: nothing is sent.
+func Held(st payoutv1.RefundStatus, msg string) payoutv1.RefundStatus {
+	st.State = payoutv1.RefundHeld
+	st.Message = truncate(fmt.Sprintf("held: the destination %s failed wallet screening (%s); nothing is sent, and it is screened again later", st.To, msg))
+	return st
+}
+
+// Unscreened is the status of a refund whose destination could not be screened: it stays as it
+// is (Pending or Held), saying why it waits.
+func Unscreened(st payoutv1.RefundStatus, err error) payoutv1.RefundStatus {
+	st.Message = truncate(fmt.Sprintf("waiting to screen the destination %s: %v; nothing is sent until it is cleared", st.To, err))
+	return st
+}
+
+// Cleared is the status of a held refund whose destination is cleared now: Pending again.
+func Cleared(st payoutv1.RefundStatus) payoutv1.RefundStatus {
+	st.State = payoutv1.RefundPending
+	st.Message = fmt.Sprintf("the destination %s is cleared; signing", st.To)
+	return st
+}
+
+func truncateMessage(st payoutv1.RefundStatus) payoutv1.RefundStatus {
+	st.Message = truncate(st.Message)
 	return st
 }
 
@@ -102,14 +195,18 @@ func refused(st payoutv1.RefundStatus, msg string) payoutv1.RefundStatus {
 	return st
 }
 
-// NextNonce is the nonce of the next refund transaction: the wallet's pending nonce on chain,
-// or one past the highest nonce held by another refund that is signed and not yet confirmed
-// (whose transaction the node may not have yet), whichever is higher. self is excluded.
-func NextNonce(pending uint64, refunds []payoutv1.Refund, self metav1.Object) uint64 {
+// NextNonce is the nonce of the next refund transaction from wallet from on network: the
+// wallet's pending nonce on chain, or one past the highest nonce held by another refund from it
+// on that network that is signed and not yet confirmed (whose transaction the node may not have
+// yet), whichever is higher. self is excluded.
+func NextNonce(pending uint64, refunds []payoutv1.Refund, self metav1.Object, network payoutv1.Network, from string) uint64 {
 	next := pending
 	for i := range refunds {
 		r := &refunds[i]
 		if r.Namespace == self.GetNamespace() && r.Name == self.GetName() {
+			continue
+		}
+		if networkOf(r.Status) != network || !strings.EqualFold(r.Status.From, from) {
 			continue
 		}
 		if r.Status.Nonce == nil || (r.Status.State != payoutv1.RefundSigned && r.Status.State != payoutv1.RefundBroadcast) {
@@ -220,6 +317,15 @@ func Amount(st payoutv1.RefundStatus) (*big.Int, error) {
 		return nil, fmt.Errorf("the refund records amount %q to %q", st.Amount, st.To)
 	}
 	return a, nil
+}
+
+// networkOf is the network a refund is sent on (refunds recorded before stray refunds existed
+// name none: they were all on Base).
+func networkOf(st payoutv1.RefundStatus) payoutv1.Network {
+	if st.Network == "" {
+		return BaseNetwork
+	}
+	return st.Network
 }
 
 func truncate(s string) string {

@@ -10,14 +10,38 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 const wallet = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"
 
 func refundOf(id string) *payoutv1.Refund {
 	return &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: id}, Spec: payoutv1.RefundSpec{Transfer: id}}
+}
+
+// addressOnly is a test double of a refund wallet that only names itself: Admit reads no more.
+type addressOnly struct {
+	Wallet
+	network payoutv1.Network
+	token   payoutv1.Token
+}
+
+func (a addressOnly) Address() string           { return wallet }
+func (a addressOnly) Network() payoutv1.Network { return a.network }
+func (a addressOnly) Token() payoutv1.Token     { return a.token }
+
+// wallets on base (USDC) and polygon (USDC), as a deployment with those networks has.
+type twoNetworks struct{}
+
+func (twoNetworks) For(n payoutv1.Network, t payoutv1.Token) (Wallet, bool) {
+	if t == payoutv1.TokenUSDC && (n == payoutv1.NetworkBase || n == payoutv1.NetworkPolygon) {
+		return addressOnly{network: n, token: t}, true
+	}
+	return nil, false
 }
 
 func TestAdmit(t *testing.T) {
@@ -41,12 +65,17 @@ func TestAdmit(t *testing.T) {
 		{"already refunded", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) {
 			tr.Status.Refund = &payoutv1.RefundFacts{TxHash: "0x01"}
 		}), payoutv1.RefundRefused, "already refunded"},
-		{"a zero amount", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) { tr.Status.Deposit.Amount = "0" }), payoutv1.RefundRefused, "not a positive number"},
-		{"refundable", testgen.Transfer("payout-acme", id, failedWithDeposit), payoutv1.RefundPending, "refunding 25000000"},
+		{"a zero amount", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) { tr.Status.Deposit.Amount = "0" }), payoutv1.RefundRefused, "did not fail with a deposit"},
+		{"refundable", testgen.Transfer("payout-acme", id, failedWithDeposit), payoutv1.RefundPending, "25000000 usdc base units"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := Admit(refundOf(id), tc.transfer, wallet)
+			var owed []transfer.Owed
+			var why error
+			if tc.transfer != nil {
+				owed, why = transfer.OwedOf(tc.transfer, nil, false), admin.CheckRefundable(tc.transfer)
+			}
+			st := Admit(refundOf(id), tc.transfer, owed, twoNetworks{}, why)
 			if st.State != tc.state || !strings.Contains(st.Message, tc.message) {
 				t.Fatalf("state %s message %q, want %s and %q", st.State, st.Message, tc.state, tc.message)
 			}
@@ -67,15 +96,65 @@ func TestAdmit(t *testing.T) {
 	}
 }
 
+// TestAdmitStray: a stray deposit goes back to its own sender on its own network when the refund
+// wallet can pay there, else in USDC on Base to the same key; a refund is admitted only under the
+// name of what it refunds.
+func TestAdmitStray(t *testing.T) {
+	id := "0123456789abcdef01234567"
+	tr := testgen.Transfer("payout-acme", id)
+	stranger := "0x1111111111111111111111111111111111111111"
+	dep := func(n payoutv1.Network, tok payoutv1.Token, from string) payoutv1.Deposit {
+		return payoutv1.Deposit{Spec: payoutv1.DepositSpec{Transfer: id, Network: n, Token: tok, From: from, Amount: "7",
+			TxHash: "0x" + strings.Repeat("0", 63) + "7", BlockTime: testgen.Epoch}}
+	}
+	cases := []struct {
+		name    string
+		dep     payoutv1.Deposit
+		network payoutv1.Network
+		token   payoutv1.Token
+		to      string
+	}{
+		{"on polygon, where the wallet pays", dep(payoutv1.NetworkPolygon, payoutv1.TokenUSDC, stranger), payoutv1.NetworkPolygon, payoutv1.TokenUSDC, stranger},
+		{"USDT on ethereum: no wallet there, so USDC on Base", dep(payoutv1.NetworkEthereum, payoutv1.TokenUSDT, stranger), payoutv1.NetworkBase, payoutv1.TokenUSDC, stranger},
+		{"a Tron sender: its key's address on Base", dep(payoutv1.NetworkTron, payoutv1.TokenUSDT, chain.TronAddress([20]byte{0x11, 0x11})), payoutv1.NetworkBase, payoutv1.TokenUSDC, "0x1111000000000000000000000000000000000000"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			owed := transfer.OwedOf(tr, []payoutv1.Deposit{tc.dep}, false)
+			if len(owed) != 1 || owed[0].Deposit == nil {
+				t.Fatalf("owed %+v", owed)
+			}
+			rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: owed[0].Name},
+				Spec: payoutv1.RefundSpec{Transfer: id, Deposit: owed[0].Deposit}}
+			st := Admit(rf, tr, owed, twoNetworks{}, nil)
+			if st.State != payoutv1.RefundPending || st.Network != tc.network || st.Token != tc.token || st.To != tc.to || st.Amount != "7" {
+				t.Fatalf("admitted %+v", st)
+			}
+			renamed := rf.DeepCopy()
+			renamed.Name = id + "-0000000000000000"
+			if st := Admit(renamed, tr, owed, twoNetworks{}, nil); st.State != payoutv1.RefundRefused {
+				t.Errorf("a refund under another name is refused: %+v", st)
+			}
+			other := rf.DeepCopy()
+			other.Spec.Deposit = &payoutv1.DepositRef{Network: tc.dep.Spec.Network, TxHash: "0xff", LogIndex: 1}
+			if st := Admit(other, tr, owed, twoNetworks{}, nil); st.State != payoutv1.RefundRefused {
+				t.Errorf("a refund naming another deposit than its name's is refused: %+v", st)
+			}
+		})
+	}
+}
+
 func nonce(n int64) *int64 { return &n }
 
 func TestNextNonce(t *testing.T) {
 	self := refundOf("000000000000000000000001")
 	other := func(name string, state payoutv1.RefundState, n *int64) payoutv1.Refund {
 		r := refundOf(name)
-		r.Status.State, r.Status.Nonce = state, n
+		r.Status.State, r.Status.Nonce, r.Status.From = state, n, wallet
 		return *r
 	}
+	elsewhere := other("p", payoutv1.RefundSigned, nonce(40))
+	elsewhere.Status.Network = payoutv1.NetworkPolygon
 	cases := []struct {
 		name    string
 		pending uint64
@@ -89,9 +168,10 @@ func TestNextNonce(t *testing.T) {
 		{"the chain is ahead", 20, []payoutv1.Refund{other("a", payoutv1.RefundBroadcast, nonce(9))}, 20},
 		{"pending and refused ones hold none", 3, []payoutv1.Refund{other("a", payoutv1.RefundPending, nil), other("b", payoutv1.RefundRefused, nil)}, 3},
 		{"its own earlier nonce does not count", 4, []payoutv1.Refund{other("000000000000000000000001", payoutv1.RefundSigned, nonce(4))}, 4},
+		{"a refund on another network has nonces of its own", 4, []payoutv1.Refund{elsewhere}, 4},
 	}
 	for _, tc := range cases {
-		if got := NextNonce(tc.pending, tc.refunds, self); got != tc.want {
+		if got := NextNonce(tc.pending, tc.refunds, self, payoutv1.NetworkBase, wallet); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}

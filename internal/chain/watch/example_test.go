@@ -38,7 +38,7 @@ func ExampleSetup() {
 		return
 	}
 	copts := controllers.DefaultOptions()
-	copts.RefundWallet = chains.Refunds // nil without refund.key: Refunds wait, saying so
+	copts.RefundWallets = chains.Refunds // none without refund.key: Refunds wait, saying so
 	_ = controllers.Setup(mgr, copts)
 	// the transfer controller's v2 verification: chains (a chain.TxLookup, EVM hashes and Solana
 	// signatures) and the address to expect, cfg.PlatformAddress(network, token)

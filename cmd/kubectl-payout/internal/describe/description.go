@@ -25,6 +25,9 @@ const none = "<none>"
 // oldest first. Times are absolute (UTC), so the text does not depend on when it is read.
 type TransferDescription struct {
 	Transfer payoutv1.Transfer
+	// Deposits are the Deposit objects of the transfer: what has arrived so far is shown while a
+	// v1 transfer waits for the rest of its amount.
+	Deposits []payoutv1.Deposit
 	Events   []eventsv1.Event
 }
 
@@ -47,16 +50,42 @@ func (d TransferDescription) String() string {
 	line("Status", orNone(string(t.Status.Phase)))
 	line("Error", failure(t.Status.Failure))
 	line("Deposit", deposit(t.Status.Deposit))
+	if t.Spec.Method == payoutv1.TransferV1 && t.Status.Deposit == nil && t.Status.Failure == nil {
+		got, want := transfer.Received(&t, d.Deposits)
+		line("Received", fmt.Sprintf("%s of %s %s from %s so far", tokenAmount(got.String()), tokenAmount(want.String()), t.Spec.SourceToken, t.Spec.WalletAddress))
+	}
+	if m := t.Status.TxMatch; m != nil {
+		s := "hash recorded " + timestamp(m.RecordedAt)
+		if m.ReleasedAt != nil {
+			s += ", released " + timestamp(*m.ReleasedAt) + " (its transaction does not pay this transfer)"
+		}
+		line("Hash", s)
+	}
+	if sc := t.Status.SenderScreening; sc != nil {
+		s := fmt.Sprintf("%s %s at %s", sc.Address, sc.Result, timestamp(sc.At))
+		if sc.Message != "" {
+			s += ": " + sc.Message
+		}
+		line("Payer screening", s)
+	}
 	line("Payout", payout(t.Status.Payout))
 	line("Refund", refund(t.Status.Refund))
 	if t.Spec.Cancellation != nil {
 		line("Cancellation", fmt.Sprintf("%s: %s, requested %s", t.Spec.Cancellation.Reason, t.Spec.Cancellation.Message, timestamp(t.Spec.Cancellation.RequestedAt)))
 	}
 	for _, n := range t.Status.Notifications {
-		line("Mailed", fmt.Sprintf("%s to %s at %s", n.Kind, n.To, timestamp(n.SentAt)))
+		line("Mailed", mailed(n))
 	}
 	for _, sd := range t.Status.StrayDeposits {
-		line("Stray deposit", fmt.Sprintf("%s %s in %s from %s: %s", tokenAmount(sd.Amount), sd.Token, sd.TxHash, orNone(sd.From), sd.Reason))
+		s := fmt.Sprintf("%s %s", tokenAmount(sd.Amount), sd.Token)
+		if sd.Network != "" {
+			s += " on " + string(sd.Network)
+		}
+		s += fmt.Sprintf(" in %s from %s: %s", sd.TxHash, orNone(sd.From), sd.Reason)
+		if r := sd.Refund; r != nil {
+			s += fmt.Sprintf("; refunded in %s on %s %s", r.TxHash, r.Network, timestamp(r.ConfirmedAt))
+		}
+		line("Stray deposit", s)
 	}
 
 	b.WriteString("History:\n")
@@ -120,6 +149,23 @@ func deposit(d *payoutv1.DepositFacts) string {
 		return s + ", not yet at depth"
 	}
 	return s + ", at depth " + timestamp(*d.ConfirmedAt)
+}
+
+// mailed is an outcome e-mail: stored to be sent, sent, or refused by the mail server.
+func mailed(n payoutv1.NotificationRecord) string {
+	switch {
+	case n.State == payoutv1.NotificationPending:
+		at := none
+		if n.DecidedAt != nil {
+			at = timestamp(*n.DecidedAt)
+		}
+		return fmt.Sprintf("%s to %s: to be sent (decided %s)", n.Kind, n.To, at)
+	case n.SentAt == nil:
+		return fmt.Sprintf("%s to %s", n.Kind, n.To)
+	case n.Failed != "":
+		return fmt.Sprintf("%s to %s refused at %s: %s", n.Kind, n.To, timestamp(*n.SentAt), n.Failed)
+	}
+	return fmt.Sprintf("%s to %s at %s", n.Kind, n.To, timestamp(*n.SentAt))
 }
 
 func failure(f *payoutv1.TransferFailure) string {

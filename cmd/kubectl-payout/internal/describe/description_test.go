@@ -1,6 +1,7 @@
 package describe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
+
+func ptr(t metav1.Time) *metav1.Time { return &t }
 
 func at(minutes int) metav1.Time {
 	return metav1.NewTime(testgen.Epoch.Add(time.Duration(minutes) * time.Minute))
@@ -27,7 +30,7 @@ func failedTransfer() payoutv1.Transfer {
 			Deposit: testgen.Deposit(),
 			Payout: &payoutv1.PayoutFacts{Reference: "0123456789abcdef01234567", Provider: "simbank", ProviderID: "po_42",
 				State: payoutv1.PayoutRejected, RequestedAt: at(2), UpdatedAt: &rejected, Message: "account closed"},
-			Notifications: []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationFailed, To: "payer@example.com", SentAt: at(3)}},
+			Notifications: []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationFailed, State: payoutv1.NotificationSent, To: "payer@example.com", SentAt: ptr(at(3))}},
 			History: []payoutv1.StatusChange{
 				{Status: payoutv1.PhaseReadyToProcess, At: at(0), Reason: "Created", Message: "waiting for the deposit"},
 				{Status: payoutv1.PhaseProcessing, At: at(1), Reason: "DepositConfirmed", Message: "25 usdc arrived"},
@@ -120,6 +123,34 @@ func TestDescribeRefundedTransfer(t *testing.T) {
 	} {
 		if !strings.Contains(got, line) {
 			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
+}
+
+// TestDescribeWaitingTransfer: while a v1 transfer waits for the rest of its amount, describe
+// shows what its wallet has sent so far; a stranger's deposit is listed as a stray.
+func TestDescribeWaitingTransfer(t *testing.T) {
+	tr := *testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) {
+		t.Status.StrayDeposits = []payoutv1.StrayDeposit{{Network: payoutv1.NetworkPolygon, TxHash: "0xdd", Token: payoutv1.TokenUSDC, Amount: "1",
+			From: "0x1111111111111111111111111111111111111111", Reason: "it was sent on polygon; the transfer takes usdc on base",
+			Refund: &payoutv1.StrayRefundFacts{Name: "r", Network: payoutv1.NetworkPolygon, Token: payoutv1.TokenUSDC, TxHash: "0xee", ConfirmedAt: at(9)}}}
+	})
+	dep := func(from, amount string, block int64) payoutv1.Deposit {
+		return payoutv1.Deposit{Spec: payoutv1.DepositSpec{Transfer: tr.Name, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
+			From: from, Amount: amount, TxHash: fmt.Sprintf("0x%064x", block), BlockNumber: block, BlockTime: at(1)}}
+	}
+	d := TransferDescription{Transfer: tr, Deposits: []payoutv1.Deposit{
+		dep("0x8ba1f109551bd432803012645ac136ddd64dba72", "10000000", 10),
+		dep("0x8ba1f109551bd432803012645ac136ddd64dba72", "2500000", 11),
+		dep("0x1111111111111111111111111111111111111111", "5", 12),
+	}}
+	got := d.String()
+	for _, want := range []string{
+		"Received:        12.5 of 25 usdc from 0x8ba1f109551bD432803012645Ac136ddd64DBA72 so far\n",
+		"Stray deposit:   0.000001 usdc on polygon in 0xdd from 0x1111111111111111111111111111111111111111: it was sent on polygon; the transfer takes usdc on base; refunded in 0xee on polygon 2026-11-22T12:09:00Z\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 // What `describe transfer` needs: the transfer and the events about it.
 //
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=list
 
 // TransferOptions are the inputs of `describe transfer ID [-o json|yaml]`.
@@ -77,7 +78,11 @@ func (o *TransferOptions) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := TransferDescription{Transfer: *t, Events: events}
+	deps := &payoutv1.DepositList{}
+	if err := c.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
+		return fmt.Errorf("listing the deposits of transfer %s: %w", t.Name, err)
+	}
+	d := TransferDescription{Transfer: *t, Deposits: deps.Items, Events: events}
 	if o.Output != cli.OutputText {
 		return cli.PrintStructured(o.Out, o.Output, d.Resources())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/user"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ import (
 // request.
 //
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=list
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=create
 
 // Options are the inputs of `refund TRANSFER_ID`.
@@ -28,10 +30,15 @@ func NewCmdRefund(f *cli.Factory) *cobra.Command {
 	o := &Options{Factory: f}
 	return &cobra.Command{
 		Use:   "refund TRANSFER_ID",
-		Short: "Refund a failed transfer whose deposit arrived",
-		Long: `Request the refund of a failed transfer whose deposit arrived: the service sends
-the deposit back to the sender and marks the transfer refunded. Any other
-transfer is refused and left unchanged. A refund is requested once: repeating
+		Short: "Refund everything a transfer owes: a failed transfer's deposit, and stray deposits",
+		Long: `Request the refund of everything a transfer owes its senders: the deposit of a
+failed transfer (sent back in USDC on Base; the transfer then reads refunded),
+and every stray deposit of any transfer (a payment from another wallet than the
+transfer's, of another token or network, the excess above the amount, or one
+that arrived after the end), each sent back to its own sender on its own
+network where the refund wallet can pay there, else in USDC on Base. Every
+destination is screened first; a blocked one is held. A transfer that owes
+nothing is refused and left unchanged. Each refund is requested once: repeating
 the command changes nothing and fails.`,
 		Example:           `  kubectl payout refund 65f1c0de9a8b7c6d5e4f3a21`,
 		Args:              cobra.ArbitraryArgs,
@@ -59,11 +66,19 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := admin.RequestRefund(ctx, c, args[0], requester())
+	t, requested, err := admin.RequestRefund(ctx, c, args[0], requester())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q\n", t.Name, t.Spec.Account)
+	if len(requested) == 1 && requested[0].Deposit == nil {
+		fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q\n", t.Name, t.Spec.Account)
+		return nil
+	}
+	what := make([]string, len(requested))
+	for i, r := range requested {
+		what[i] = r.What()
+	}
+	fmt.Fprintf(o.Out, "Requested %d refunds of transfer %s of account %q: %s\n", len(requested), t.Name, t.Spec.Account, strings.Join(what, "; "))
 	return nil
 }
 
