@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -64,7 +65,7 @@ func (r *Reorg) String() string {
 type Step struct {
 	// From and To bound the range scanned, inclusive; To < From when nothing was scanned.
 	From, To int64
-	// Head the step worked against, and Target = the newest block at depth then.
+	// Head the step worked against, and Target the newest block at depth then.
 	Head, Target int64
 	// Deposits to watched addresses in the range, in block and log order. They must be
 	// recorded before Cursor is persisted.
@@ -107,8 +108,18 @@ func (s *Scanner) InitCursor(ctx context.Context, head int64) (Cursor, error) {
 	return Cursor{Block: n, Hash: ref.Hash, Recent: []BlockRef{ref}}, nil
 }
 
-// Step scans the next range of at most the network's max block range after cur, against
-// head. Before scanning it checks that the range continues the cursor's chain (the parent hash
+// Step is StepTo with a count depth: the target is head - depth + 1. With depth finalized the
+// target is the node's, read by Chain.Tip: use StepTo.
+func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error) {
+	d := s.Chain.Config.Confirmations
+	if d.IsFinalized() {
+		return Step{}, errors.New("Step needs a count depth; with depth finalized use StepTo with Chain.Tip")
+	}
+	return s.StepTo(ctx, cur, Tip{Head: head, Target: head - d.Blocks() + 1})
+}
+
+// StepTo scans the next range of at most the network's max block range after cur, up to the
+// tip's target (the newest block at depth). Before scanning it checks that the range continues the cursor's chain (the parent hash
 // of its first block is the cursor's hash); when it does not, it rewinds the cursor to the
 // newest remembered block that is still canonical and scans nothing. Every log it reports is
 // in a block whose hash is the canonical one after the log query, and the range's first and
@@ -117,9 +128,9 @@ func (s *Scanner) InitCursor(ctx context.Context, head int64) (Cursor, error) {
 // Requests per step: two header batches (2 headers before the query, 2 plus one per block
 // with a matched log after it) and one eth_getLogs for all token contracts; none per watched
 // address.
-func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error) {
+func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error) {
 	cfg := s.Chain.Config
-	target := head - cfg.Confirmations + 1
+	head, target := tip.Head, tip.Target
 	st := Step{From: cur.Block + 1, To: cur.Block, Head: head, Target: target, Cursor: cur}
 	if cur.Block >= target {
 		return st, nil
