@@ -2,6 +2,7 @@ package evm
 
 import (
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 const anvilFinality = 64
 
 // TestFinalizedDepth: with depth finalized a deposit is reported, and a v2 transaction is at
-// depth, exactly when its block is at or below the node's finalized block.
+// depth, exactly when its block is at or below the node's finalized block; the cursor carries
+// the time of its block.
 func TestFinalizedDepth(t *testing.T) {
 	set := devchain.StartForTest(t, devchain.Base)
 	c := set.Chains[devchain.Base]
@@ -63,6 +65,10 @@ func TestFinalizedDepth(t *testing.T) {
 	obs, err = ch.LookupTx(ctx, payoutv1.NetworkBase, tx.Hash().Hex())
 	if err != nil || !obs.AtDepth() || obs.Confirmations != anvilFinality+1 {
 		t.Fatalf("lookup at finality: %+v (%v)", obs, err)
+	}
+	hdr, err := c.Client.HeaderByNumber(ctx, big.NewInt(block))
+	if err != nil || cur.Time.Unix() != int64(hdr.Time) {
+		t.Fatalf("cursor time %s, block %d's %d (%v)", cur.Time, block, hdr.Time, err)
 	}
 	if _, err := s.Step(ctx, cur, tip.Head); err == nil {
 		t.Fatal("Step with depth finalized guessed a target from the head")

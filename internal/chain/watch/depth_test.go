@@ -60,9 +60,10 @@ func TestStalledEndpointIsFailedOverAndScanningGoesOn(t *testing.T) {
 	}
 }
 
-// TestFinalizedDepth: with depth finalized a deposit is credited exactly when its block becomes
-// the node's finalized block.
-func TestFinalizedDepth(t *testing.T) {
+// TestFinalizedDepthAndTheCursorsBlockTime: with depth finalized a deposit is credited exactly
+// when its block becomes the node's finalized block, and the cursor records the time of its
+// block, which ChainCursor.ScannedPast reads.
+func TestFinalizedDepthAndTheCursorsBlockTime(t *testing.T) {
 	set := devchain.StartForTest(t, devchain.Base)
 	c := set.Chains[devchain.Base]
 	chaintest.ManualMining(t, c)
@@ -86,5 +87,19 @@ func TestFinalizedDepth(t *testing.T) {
 	eventually(t, 10*time.Second, "the deposit", func() bool { return len(depositsOf(t, ns)) == 1 })
 	if d := depositsOf(t, ns)[0].Spec; d.BlockNumber != block || d.Confirmations != anvilFinality+1 {
 		t.Fatalf("deposit %+v", d)
+	}
+
+	waitScanned(t, payoutv1.NetworkBase, block)
+	cc := cursor(t, payoutv1.NetworkBase)
+	hdr, err := c.Client.HeaderByNumber(ctx, big.NewInt(cc.Status.Block))
+	if err != nil || cc.Status.BlockTime == nil || cc.Status.BlockTime.Unix() != int64(hdr.Time) {
+		t.Fatalf("cursor at block %d with block time %v, the block's is %d (%v)", cc.Status.Block, cc.Status.BlockTime, hdr.Time, err)
+	}
+	at := time.Unix(int64(hdr.Time), 0)
+	if !cc.ScannedPast(at.Add(-time.Second)) || cc.ScannedPast(at) {
+		t.Fatalf("ScannedPast around the cursor's block time %s is wrong", at)
+	}
+	if cc.Status.Head < block+anvilFinality || cc.Status.Head > chaintest.Head(t, c) {
+		t.Fatalf("status.head %d: the network's head is %d", cc.Status.Head, chaintest.Head(t, c))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +46,8 @@ const maxMessage = 512
 // behind another is failed over there), scans the blocks that reached depth since the cursor
 // (evm.Scanner: one log query per range for all token contracts, reorg checks), records the
 // deposits to watched addresses through Sink, and only then advances the cursor it persists in
-// the network's ChainCursor status.
+// the network's ChainCursor status, with the time of its block (status.blockTime, which
+// ChainCursor.ScannedPast reads).
 //
 // The cursor is written when deposits were recorded, when the watcher's sync state or message
 // changes, after a reorg rewind, and otherwise at most once per HeartbeatInterval, with
@@ -243,6 +245,11 @@ func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 	if r.ready {
 		st.ChainID, st.GenesisHash = r.chainID, r.genesis
 		st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
+		st.BlockTime = nil
+		if !r.cur.Time.IsZero() {
+			t := metav1.NewTime(r.cur.Time)
+			st.BlockTime = &t
+		}
 		st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
 		for i, b := range r.cur.Recent {
 			st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
@@ -261,6 +268,9 @@ func (w *Watcher) event(obj *payoutv1.ChainCursor, kind, reason, note string, ar
 
 func cursorOf(st payoutv1.ChainCursorStatus) evm.Cursor {
 	c := evm.Cursor{Block: st.Block, Hash: common.HexToHash(st.BlockHash)}
+	if st.BlockTime != nil {
+		c.Time = st.BlockTime.UTC()
+	}
 	for _, b := range st.Recent {
 		c.Recent = append(c.Recent, evm.BlockRef{Number: b.Number, Hash: common.HexToHash(b.Hash)})
 	}
