@@ -266,12 +266,12 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		// never re-sign over a transaction that may be on its way: an operator must look
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("refund %s: %w", rf.Name, err))
 	}
-	found, reverted, block, conf, err := w.Receipt(ctx, rf.Status.TxHash)
+	obs, err := w.Receipt(ctx, rf.Status.TxHash)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if found {
-		st := refund.Observed(rf.Status, refund.Receipt{Found: true, Reverted: reverted, Block: block, Confirmations: conf, Required: w.Confirmations()}, r.Clock.Now())
+	if receipt := refund.ReceiptOf(obs); receipt.Found {
+		st := refund.Observed(rf.Status, receipt, r.Clock.Now())
 		reason, kind := RefundBroadcastReason, corev1.EventTypeNormal
 		switch st.State {
 		case payoutv1.RefundConfirmed:

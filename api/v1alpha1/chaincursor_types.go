@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -38,8 +40,9 @@ type ChainCursorStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	BlockHash string `json:"blockHash,omitempty"`
-	// blockTime is the timestamp of that block: every deposit mined at or before it is
-	// recorded (v1 transfers expire on it, not on the clock).
+	// blockTime is the timestamp of that block (its header's), written with block. Unset while
+	// not known (on solana, whose watcher reads no block time, and on a cursor resumed from a
+	// status written before it was kept, until the next block at depth is scanned).
 	// +optional
 	BlockTime *metav1.Time `json:"blockTime,omitempty"`
 	// recent scanned blocks, newest last, to find the common ancestor after a reorg.
@@ -47,7 +50,9 @@ type ChainCursorStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=128
 	Recent []RecentBlock `json:"recent,omitempty"`
-	// head is the chain head when last polled.
+	// head is the newest block number a node reported at the watcher's last poll before
+	// heartbeatAt: the network had reached it by heartbeatAt (it may be behind the network's
+	// head then, never ahead of it).
 	// +optional
 	Head int64 `json:"head,omitempty"`
 	// synced is true while the watcher keeps up with the head.
@@ -77,6 +82,16 @@ type ChainCursorStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// ScannedPast reports whether the watcher has scanned, at the network's depth, a block whose
+// time is after t: every block up to status.block has had its deposits recorded (Deposit
+// objects are created before the cursor moves past their block), and a block's time is never
+// below its parent's, so a deposit mined at or before t that reached depth is already recorded.
+// False when the block time is unknown (see blockTime) or c is nil: a transfer expiring on it
+// waits.
+func (c *ChainCursor) ScannedPast(t time.Time) bool {
+	return c != nil && c.Status.BlockTime != nil && c.Status.BlockTime.After(t)
+}
+
 // ChainCursor is the persisted progress of one network's deposit watcher. Cluster-scoped,
 // named after the network.
 //
@@ -85,6 +100,7 @@ type ChainCursorStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName={cc,ccs},categories=payouts
 // +kubebuilder:printcolumn:name="Block",type=integer,JSONPath=`.status.block`
 // +kubebuilder:printcolumn:name="Head",type=integer,JSONPath=`.status.head`
+// +kubebuilder:printcolumn:name="Block Time",type=date,JSONPath=`.status.blockTime`,priority=1
 // +kubebuilder:printcolumn:name="Synced",type=boolean,JSONPath=`.status.synced`
 // +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.heartbeatAt`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1

@@ -136,7 +136,7 @@ func chainConfig(chains *devchain.Set, refundKeyFile, xpubFile, xprvFile string)
 	}
 	for name, c := range chains.Chains {
 		n := &chainconfig.Network{
-			RPC: []string{c.RPCURL}, ChainID: int64(c.ChainID), Confirmations: int64(chains.Confirmations),
+			RPC: []string{c.RPCURL}, ChainID: int64(c.ChainID), Confirmations: chainconfig.Depth(chains.Confirmations),
 			// a quarter block: a deposit is recorded within ~250 ms of reaching depth (a 1 s poll
 			// takes up to a second; see docs/benchmarks.md)
 			PollInterval: metav1.Duration{Duration: 250 * time.Millisecond},

@@ -36,7 +36,7 @@ func Network(c *devchain.Chain, confirmations int64) config.Network {
 		RPC:           []string{c.RPCURL},
 		ChainID:       int64(c.ChainID),
 		Tokens:        map[payoutv1.Token]*config.Token{},
-		Confirmations: confirmations,
+		Confirmations: config.Depth(confirmations),
 		MaxBlockRange: 1000,
 	}
 	n.PollInterval.Duration = 100 * time.Millisecond

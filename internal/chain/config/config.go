@@ -16,7 +16,8 @@
 //     728126428, Nile 0xcd8690dc = 3448148188, Shasta 0x94a9059e = 2494104990). Token contracts
 //     and platform addresses are Base58Check Tron addresses (T...). Confirmations default to
 //     20: java-tron solidifies a block (makes it irreversible) once 19 of the 27 super
-//     representatives have built on it.
+//     representatives have built on it; confirmations finalized follows java-tron's latest
+//     solidified block instead.
 //   - solana: JSON-RPC of a Solana (agave) node. A token's contract is its mint and its
 //     platformAddress the owner (wallet) address the fixed v2 deposits go to, both base58.
 //     There is no chain id; genesisHash (optional) pins the cluster, as chainID does on EVM
@@ -24,6 +25,20 @@
 //     commitment, not a block count: commitment finalized (default) or confirmed, and
 //     confirmations is derived from it (see SolanaFinalizedConfirmations); startBlock and
 //     maxBlockRange do not apply.
+//
+// # Depth
+//
+// Each network's confirmations default to what its finality justifies (DefaultDepth, argued with
+// sources in docs/chains.md): the node's finalized block on ethereum, polygon, arbitrum and base,
+// one confirmation on avalanche, 20 on tron. The setting (or --chain-confirmations) overrides it
+// with a count or the word finalized; the dev chains of `make run` and the tests set theirs.
+//
+// # Endpoints
+//
+// RPC URLs are https or wss; plain http and ws only to a loopback node (127.0.0.0/8, ::1,
+// localhost), as a node's answers decide which deposits count and must not cross a network in
+// clear. A node whose head stops advancing (stallAfter) while another endpoint's moves is failed
+// over, as is one that lags a stall window behind another (package rpcfailover).
 //
 // For example:
 //
@@ -45,6 +60,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/url"
 	"os"
 	"sort"
@@ -69,13 +85,16 @@ const (
 
 // Defaults of a network's optional settings.
 const (
-	DefaultConfirmations     = 12
 	DefaultPollInterval      = 2 * time.Second
 	DefaultMaxBlockRange     = 1000
 	DefaultHeartbeatInterval = 5 * time.Second
 	// DefaultTronConfirmations: one block past java-tron's solidification (19 of the 27 super
 	// representatives on top of a block make it irreversible).
 	DefaultTronConfirmations = 20
+	// DefaultStallAfter is the shortest default stall window; the default is the longer of it and
+	// StallPolls poll intervals.
+	DefaultStallAfter = 30 * time.Second
+	StallPolls        = 15
 )
 
 // Solana commitments a deposit can be required to reach (Solana's "Configuring State
@@ -114,11 +133,16 @@ type Network struct {
 	ChainID int64 `json:"chainID"`
 	// Tokens accepted on this network, by token (usdc, usdt).
 	Tokens map[payoutv1.Token]*Token `json:"tokens"`
-	// Confirmations is the depth at which a deposit counts: a block has one confirmation when it
-	// is the head, two when one block is on top of it, and so on. Default 12.
-	Confirmations int64 `json:"confirmations,omitempty"`
+	// Confirmations is the depth at which a deposit counts: a number of confirmations (a block
+	// has one when it is the head, two when one block is on top of it, and so on), or finalized
+	// (the node's finalized block). Default: DefaultDepth of the network.
+	Confirmations Depth `json:"confirmations,omitempty"`
 	// PollInterval between polls of the head. Default 2s.
 	PollInterval metav1.Duration `json:"pollInterval,omitempty"`
+	// StallAfter is how long the head may stay still before the node counts as stalled: another
+	// endpoint's head is then read, and the node is failed over when that one is ahead. Default
+	// the longer of 30s and 15 poll intervals.
+	StallAfter metav1.Duration `json:"stallAfter,omitempty"`
 	// HeartbeatInterval bounds how often the watcher writes its cursor when nothing else
 	// changed. Default 5s.
 	HeartbeatInterval metav1.Duration `json:"heartbeatInterval,omitempty"`
@@ -235,8 +259,22 @@ func Parse(b []byte) (*Config, error) {
 // configuration of its dev chains in Go and hands payoutd the file).
 func (c *Config) Marshal() ([]byte, error) { return yaml.Marshal(c) }
 
+// WithDefaultsOf returns a copy of n, the settings of network name, with its kind and depth
+// taken from the name when unset (KindOf, DefaultDepth) and its other unset optional settings
+// at their defaults.
+func (n Network) WithDefaultsOf(name payoutv1.Network) Network {
+	if n.Kind == "" {
+		n.Kind = KindOf(name)
+	}
+	if n.Confirmations == 0 && n.Kind != KindSolana {
+		n.Confirmations = DefaultDepth(name)
+	}
+	return n.WithDefaults()
+}
+
 // WithDefaults returns a copy of n with its unset optional settings at their defaults. A
-// network of unset kind is taken as evm here; Config.Network knows the kind from the name.
+// network of unset kind is taken as evm here, and an unset depth is its kind's (the node's
+// finalized block on evm, 20 on tron); WithDefaultsOf knows both from the name.
 func (n Network) WithDefaults() Network {
 	if n.Kind == "" {
 		n.Kind = KindEVM
@@ -253,13 +291,16 @@ func (n Network) WithDefaults() Network {
 	case n.Confirmations == 0 && n.Kind == KindTron:
 		n.Confirmations = DefaultTronConfirmations
 	case n.Confirmations == 0:
-		n.Confirmations = DefaultConfirmations
+		n.Confirmations = Finalized
 	}
 	if n.PollInterval.Duration == 0 {
 		n.PollInterval.Duration = DefaultPollInterval
 	}
 	if n.HeartbeatInterval.Duration == 0 {
 		n.HeartbeatInterval.Duration = DefaultHeartbeatInterval
+	}
+	if n.StallAfter.Duration == 0 {
+		n.StallAfter.Duration = max(DefaultStallAfter, StallPolls*n.PollInterval.Duration)
 	}
 	if n.MaxBlockRange == 0 && n.Kind != KindSolana {
 		n.MaxBlockRange = DefaultMaxBlockRange
@@ -273,11 +314,7 @@ func (c *Config) Network(name payoutv1.Network) (Network, bool) {
 	if c == nil || c.Networks[name] == nil {
 		return Network{}, false
 	}
-	n := *c.Networks[name]
-	if n.Kind == "" {
-		n.Kind = KindOf(name)
-	}
-	return n.WithDefaults(), true
+	return c.Networks[name].WithDefaultsOf(name), true
 }
 
 // KindOf is the kind of a known network (evm for unknown names).
@@ -402,11 +439,14 @@ func (c *Config) Validate() error {
 				bad(tp+".platformAddress", "%q is not %s", t.PlatformAddress, what)
 			}
 		}
-		if d.Kind != KindSolana && n.Confirmations < 0 {
-			bad(p+".confirmations", "%d: must be at least 1", n.Confirmations)
+		if d.Kind != KindSolana && n.Confirmations < 0 && !n.Confirmations.IsFinalized() {
+			bad(p+".confirmations", "%d: must be at least 1, or finalized", n.Confirmations)
 		}
 		if n.PollInterval.Duration < 0 || (n.PollInterval.Duration > 0 && n.PollInterval.Duration < 50*time.Millisecond) {
 			bad(p+".pollInterval", "%s: must be at least 50ms", n.PollInterval.Duration)
+		}
+		if n.StallAfter.Duration < 0 || (n.StallAfter.Duration > 0 && n.StallAfter.Duration < 2*d.PollInterval.Duration) {
+			bad(p+".stallAfter", "%s: must be at least two poll intervals (%s)", n.StallAfter.Duration, 2*d.PollInterval.Duration)
 		}
 		if n.HeartbeatInterval.Duration < 0 {
 			bad(p+".heartbeatInterval", "%s: must be positive", n.HeartbeatInterval.Duration)
@@ -529,7 +569,23 @@ func checkURL(s string) error {
 	if u.Host == "" {
 		return fmt.Errorf("%q has no host", Redact(s))
 	}
+	if (u.Scheme == "http" || u.Scheme == "ws") && !IsLoopback(u.Hostname()) {
+		// a node's answers decide which deposits are credited: in clear, anyone on the path
+		// could invent one
+		return fmt.Errorf("%q: plain %s is accepted only for a node on this machine (127.0.0.0/8, ::1, localhost); use %ss for a remote node",
+			Redact(s), u.Scheme, u.Scheme)
+	}
 	return nil
+}
+
+// IsLoopback reports whether host (a URL's host name, without port or brackets) is this
+// machine: localhost, or an address in 127.0.0.0/8 or ::1.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Redact shows an RPC URL without what may be a credential: user info, path and query are

@@ -30,14 +30,16 @@ func TestSampleIsValid(t *testing.T) {
 	if !ok {
 		t.Fatal("base is configured in the sample")
 	}
-	if base.Confirmations != 12 || base.PollInterval.Duration != time.Second || base.MaxBlockRange != 1000 || base.Kind != KindEVM {
+	if base.Confirmations != Finalized || base.PollInterval.Duration != time.Second || base.StallAfter.Duration != 30*time.Second ||
+		base.MaxBlockRange != 1000 || base.Kind != KindEVM {
 		t.Errorf("base settings: %+v", base)
 	}
 	if _, ok := c.Network(payoutv1.NetworkPolygon); ok {
 		t.Error("polygon is not configured in the sample")
 	}
 	eth, _ := c.Network(payoutv1.NetworkEthereum)
-	if eth.PollInterval.Duration != DefaultPollInterval || eth.HeartbeatInterval.Duration != DefaultHeartbeatInterval {
+	if eth.PollInterval.Duration != DefaultPollInterval || eth.HeartbeatInterval.Duration != DefaultHeartbeatInterval ||
+		eth.Confirmations != Finalized || eth.StallAfter.Duration != 30*time.Second {
 		t.Errorf("defaults not applied: %+v", eth)
 	}
 	if a, ok := c.PlatformAddress(payoutv1.NetworkBase, payoutv1.TokenUSDC); !ok || a != "0x2b5ad5c4795c026514f8317c7a215e218dccd6cf" {
@@ -85,7 +87,23 @@ networks:
 		{"negative depth", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, confirmations: -1, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
-			`networks.base.confirmations: -1: must be at least 1`},
+			`networks.base.confirmations: -1: must be at least 1, or finalized`},
+		{"remote plain http", `
+networks:
+  base: {rpc: ["https://node.example.net", "http://node.example.net:8545/v2/SECRET"], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc[1]: "http://node.example.net:8545": plain http is accepted only for a node on this machine (127.0.0.0/8, ::1, localhost); use https for a remote node`},
+		{"remote plain ws", `
+networks:
+  base: {rpc: ["ws://10.0.0.7:8546"], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc[0]: "ws://10.0.0.7:8546": plain ws is accepted only for a node on this machine (127.0.0.0/8, ::1, localhost); use wss for a remote node`},
+		{"a name that only starts like loopback", `
+networks:
+  base: {rpc: ["http://127.0.0.1.example.net"], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc[0]: "http://127.0.0.1.example.net": plain http is accepted only for a node on this machine`},
+		{"stall window shorter than two polls", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, pollInterval: 2s, stallAfter: 3s, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.stallAfter: 3s: must be at least two poll intervals (4s)`},
 		{"refund on another network", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}
@@ -148,6 +166,69 @@ func TestMarshalRoundTrips(t *testing.T) {
 	}
 }
 
+func TestLoopbackHTTPAndRemoteTLSAreAccepted(t *testing.T) {
+	for _, u := range []string{
+		"http://127.0.0.1:8545", "http://127.3.2.1:8545", "http://[::1]:8545", "http://localhost:8545", "http://LOCALHOST/rpc",
+		"ws://127.0.0.1:8546", "https://node.example.net/v2/KEY", "wss://node.example.net/ws", "https://10.0.0.7:8545",
+	} {
+		c := &Config{Networks: map[payoutv1.Network]*Network{payoutv1.NetworkBase: {
+			RPC: []string{u}, ChainID: 8453, Tokens: map[payoutv1.Token]*Token{payoutv1.TokenUSDC: {Contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}},
+		}}}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+func TestDepthPerNetwork(t *testing.T) {
+	const evmToken = `{usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}`
+	c, err := Parse([]byte(`
+networks:
+  arbitrum: {rpc: [https://a.example.net], chainID: 42161, tokens: ` + evmToken + `}
+  avalanche: {rpc: [https://a.example.net], chainID: 43114, tokens: ` + evmToken + `}
+  base: {rpc: [https://a.example.net], chainID: 8453, tokens: ` + evmToken + `}
+  ethereum: {rpc: [https://a.example.net], chainID: 1, tokens: ` + evmToken + `}
+  polygon: {rpc: [https://a.example.net], chainID: 137, confirmations: 256, tokens: ` + evmToken + `}
+  tron: {rpc: [https://a.example.net/jsonrpc], chainID: 728126428, confirmations: finalized, tokens: {usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[payoutv1.Network]Depth{
+		payoutv1.NetworkArbitrum: Finalized, payoutv1.NetworkAvalanche: 1, payoutv1.NetworkBase: Finalized,
+		payoutv1.NetworkEthereum: Finalized, payoutv1.NetworkPolygon: 256, payoutv1.NetworkTron: Finalized,
+	}
+	for name, d := range want {
+		if n, _ := c.Network(name); n.Confirmations != d {
+			t.Errorf("%s: depth %s, want %s", name, n.Confirmations, d)
+		}
+	}
+	if d := DefaultDepth(payoutv1.NetworkTron); d != 20 {
+		t.Errorf("tron's default depth is %s, want 20", d)
+	}
+	if d := DefaultDepth(payoutv1.NetworkPolygon); !d.IsFinalized() || d.Blocks() != 0 || d.String() != "finalized" {
+		t.Errorf("polygon's default depth is %s", d)
+	}
+	// the word survives a round trip through the file format (make run writes its configuration)
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tron, _ := again.Network(payoutv1.NetworkTron); tron.Confirmations != Finalized || !strings.Contains(string(b), "confirmations: finalized") {
+		t.Errorf("after a round trip tron's depth is %s:\n%s", tron.Confirmations, b)
+	}
+	if _, err := Parse([]byte("networks:\n  base: {confirmations: final}\n")); err == nil || !strings.Contains(err.Error(), `"final" is not a depth`) {
+		t.Errorf("a misspelt depth: %v", err)
+	}
+}
+
 func TestUnknownFieldIsAnError(t *testing.T) {
 	if _, err := Parse([]byte("networks:\n  base:\n    confirmation: 3\n")); err == nil {
 		t.Fatal("a misspelt setting must not be ignored")
@@ -168,8 +249,10 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 		"--chain-platform-address", "polygon.usdc=0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
 		"--chain-confirmations", "3",
 		"--chain-confirmations", "polygon=5",
+		"--chain-confirmations", "ethereum=finalized",
 		"--chain-start-block", "base=7",
 		"--chain-poll-interval", "250ms",
+		"--chain-stall-after", "5s",
 		"--refund-key-env", "TEST_REFUND_KEY",
 	})
 	if err != nil {
@@ -181,8 +264,11 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 	}
 	base, _ := c.Network(payoutv1.NetworkBase)
 	if strings.Join(base.RPC, " ") != "http://127.0.0.1:1 http://127.0.0.1:2" || base.Confirmations != 3 ||
-		base.PollInterval.Duration != 250*time.Millisecond || *base.StartBlock != 7 || base.ChainID != 8453 {
+		base.PollInterval.Duration != 250*time.Millisecond || *base.StartBlock != 7 || base.ChainID != 8453 || base.StallAfter.Duration != 5*time.Second {
 		t.Errorf("base: %+v", base)
+	}
+	if eth, _ := c.Network(payoutv1.NetworkEthereum); eth.Confirmations != Finalized {
+		t.Errorf("ethereum: depth %s, want finalized", eth.Confirmations)
 	}
 	poly, ok := c.Network(payoutv1.NetworkPolygon)
 	if !ok || poly.Confirmations != 5 || poly.ChainID != 31337 || poly.Tokens[payoutv1.TokenUSDC].PlatformAddress == "" {
@@ -201,6 +287,8 @@ func TestFlagErrors(t *testing.T) {
 		{"--chain-rpc", "http://x"},
 		{"--chain-token", "base=0x5FbDB2315678afecb367f032d93F642f64180aa3"},
 		{"--chain-confirmations", "zero"},
+		{"--chain-confirmations", "base=0"},
+		{"--chain-rpc", "base=http://node.example.net:8545", "--chain-id", "base=8453", "--chain-token", "base.usdc=0x5FbDB2315678afecb367f032d93F642f64180aa3"},
 		{"--chain-id", "base=x"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)

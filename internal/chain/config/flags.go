@@ -24,6 +24,7 @@ type Flags struct {
 	commitment    assignments
 	genesis       assignments
 	pollInterval  time.Duration
+	stallAfter    time.Duration
 	refundKeyFile string
 	refundKeyEnv  string
 	xpubFile      string
@@ -37,11 +38,12 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&f.chainID, "chain-id", "NETWORK=ID: the chain id a network's endpoints must report (repeatable)")
 	fs.Var(&f.tokens, "chain-token", "NETWORK.TOKEN=ADDRESS: a token contract, e.g. base.usdc=0x... (repeatable)")
 	fs.Var(&f.platform, "chain-platform-address", "NETWORK.TOKEN=ADDRESS: the fixed v2 deposit address of a token (repeatable)")
-	fs.Var(&f.confirmations, "chain-confirmations", "N or NETWORK=N: confirmation depth, of every configured EVM and Tron network or of one (repeatable; solana's depth is --chain-commitment)")
+	fs.Var(&f.confirmations, "chain-confirmations", "DEPTH or NETWORK=DEPTH: confirmation depth, a number of confirmations or finalized (the node's finalized block), of every configured EVM and Tron network or of one (repeatable; default per network: docs/chains.md; solana's depth is --chain-commitment)")
 	fs.Var(&f.commitment, "chain-commitment", "solana=confirmed|finalized: the commitment a Solana v2 transaction must reach (default finalized)")
 	fs.Var(&f.genesis, "chain-genesis-hash", "solana=HASH: the genesis hash every Solana endpoint must report (getGenesisHash)")
 	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: first block a fresh cursor of the network scans (default: the head)")
 	fs.DurationVar(&f.pollInterval, "chain-poll-interval", 0, "head poll interval of every network (default: the file's, else 2s)")
+	fs.DurationVar(&f.stallAfter, "chain-stall-after", 0, "how long a node's head may stay still before another endpoint's head is read and the node failed over when that one is ahead, on every network (default: the file's, else the longer of 30s and 15 poll intervals)")
 	fs.StringVar(&f.refundKeyFile, "refund-key-file", "", "file holding the hex private key of the Base refund wallet")
 	fs.StringVar(&f.refundKeyEnv, "refund-key-env", "", "environment variable holding the hex private key of the Base refund wallet")
 	fs.StringVar(&f.xpubFile, "deposit-xpub-file", "", "file holding the extended public key v1 deposit addresses are derived from")
@@ -117,9 +119,9 @@ func (f *Flags) apply(c *Config) error {
 		}
 	}
 	for _, a := range f.confirmations {
-		depth, err := strconv.ParseInt(a.value, 10, 64)
-		if err != nil || depth < 1 {
-			return fmt.Errorf("--chain-confirmations %s: not a depth of at least 1", a)
+		depth, err := ParseDepth(a.value)
+		if err != nil {
+			return fmt.Errorf("--chain-confirmations %s: %w", a, err)
 		}
 		if a.key == "" {
 			for name, n := range c.Networks {
@@ -153,10 +155,19 @@ func (f *Flags) apply(c *Config) error {
 		}
 		net(a.key).StartBlock = &b
 	}
-	if f.pollInterval != 0 {
+	for _, set := range []struct {
+		value time.Duration
+		put   func(*Network, time.Duration)
+	}{
+		{f.pollInterval, func(n *Network, d time.Duration) { n.PollInterval.Duration = d }},
+		{f.stallAfter, func(n *Network, d time.Duration) { n.StallAfter.Duration = d }},
+	} {
+		if set.value == 0 {
+			continue
+		}
 		for _, n := range c.Networks {
 			if n != nil {
-				n.PollInterval.Duration = f.pollInterval
+				set.put(n, set.value)
 			}
 		}
 	}

@@ -73,7 +73,7 @@ var EVMSpelling = Spelling{
 
 // NewChain prepares an EVM network from its configuration (with defaults applied).
 func NewChain(network payoutv1.Network, n config.Network) (*Chain, error) {
-	n = n.WithDefaults()
+	n = n.WithDefaultsOf(network)
 	if n.Kind != config.KindEVM {
 		return nil, fmt.Errorf("%s is a %s network, not evm", network, n.Kind)
 	}
@@ -83,7 +83,7 @@ func NewChain(network payoutv1.Network, n config.Network) (*Chain, error) {
 // NewChainSpelled prepares a network that speaks Ethereum's JSON-RPC but spells addresses and
 // hashes its own way (Tron: package tron).
 func NewChainSpelled(network payoutv1.Network, n config.Network, spell Spelling) (*Chain, error) {
-	n = n.WithDefaults()
+	n = n.WithDefaultsOf(network)
 	if n.Kind == config.KindSolana {
 		return nil, fmt.Errorf("%s is a solana network: it does not speak Ethereum's JSON-RPC", network)
 	}
@@ -91,6 +91,7 @@ func NewChainSpelled(network payoutv1.Network, n config.Network, spell Spelling)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", network, err)
 	}
+	c.SetStallAfter(n.StallAfter.Duration)
 	ch := &Chain{Network: network, Config: n, Client: c, tokens: map[common.Address]payoutv1.Token{}, spell: spell}
 	for _, tok := range sortedTokens(n.Tokens) {
 		addr, err := spell.ParseAddress(n.Tokens[tok].Contract)
@@ -169,6 +170,55 @@ func (c *Chain) HeadNumber(ctx context.Context) (int64, error) {
 	return int64(n), nil
 }
 
+// Tip is where a network stands for the watcher: its head, and the newest block at depth.
+type Tip struct {
+	Head, Target int64
+}
+
+// ErrNoFinalized means the node answered no finalized block (eth_getBlockByNumber("finalized")
+// is null: a node still syncing, a Polygon node without a milestone yet, a rollup node not
+// following its L1, or a chain without finality such as a dev chain). Nothing is credited
+// until it answers one.
+var ErrNoFinalized = errors.New("the node reports no finalized block")
+
+// Tip reads the head and the newest block at depth in one request, as the watcher's head read
+// (Client.Head: a stalled or lagging endpoint is failed over): eth_blockNumber, and with depth
+// finalized eth_getBlockByNumber("finalized") in the same batch, so both come from one node.
+// With a count the target is head - depth + 1; with finalized it is the finalized block (never
+// above the head).
+func (c *Chain) Tip(ctx context.Context) (Tip, error) {
+	var head hexutil.Uint64
+	calls := []rpc.BatchElem{{Method: "eth_blockNumber", Result: &head}}
+	var final *Header
+	if c.Config.Confirmations.IsFinalized() {
+		calls = append(calls, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{"finalized", false}, Result: &final})
+	}
+	h, err := c.Client.Head(ctx, calls, &head)
+	if err != nil {
+		return Tip{}, err
+	}
+	if !c.Config.Confirmations.IsFinalized() {
+		return Tip{Head: h, Target: h - c.Config.Confirmations.Blocks() + 1}, nil
+	}
+	f, err := c.finalized(calls[1].Error, final)
+	if err != nil {
+		return Tip{}, err
+	}
+	return Tip{Head: h, Target: min(f, h)}, nil
+}
+
+// finalized is the number of the block eth_getBlockByNumber("finalized") answered, given the
+// call's error and result.
+func (c *Chain) finalized(callErr error, h *Header) (int64, error) {
+	if callErr != nil {
+		return 0, fmt.Errorf(`eth_getBlockByNumber("finalized"): %w (the node does not serve the finalized tag: set %s's confirmations to a number)`, callErr, c.Network)
+	}
+	if h == nil {
+		return 0, fmt.Errorf(`%w (eth_getBlockByNumber("finalized") answered null): deposits on %s wait for one`, ErrNoFinalized, c.Network)
+	}
+	return int64(h.Number), nil
+}
+
 // headers fetches the canonical headers of numbers in one batch; a block the node does not
 // have yet is an error.
 func (c *Chain) headers(ctx context.Context, numbers ...int64) (map[int64]*Header, error) {
@@ -226,10 +276,15 @@ func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash s
 	if err != nil {
 		return nil, err
 	}
-	obs := &chain.TxObservation{Network: c.Network, TxHash: c.spell.Hash(hash), Required: c.Config.Confirmations}
+	obs := &chain.TxObservation{Network: c.Network, TxHash: c.spell.Hash(hash), Required: c.Config.Confirmations.Blocks()}
 	r, head, err := c.receipt(ctx, hash)
 	if err != nil || r == nil {
 		return obs, err
+	}
+	if c.Config.Confirmations.IsFinalized() {
+		// the confirmations the finalized block has now: the transaction is at depth once its
+		// block is at or below it
+		obs.Required = Confirmations(r.finalized, head)
 	}
 	obs.Found = true
 	obs.Reverted = r.Status == 0
@@ -259,11 +314,13 @@ type receiptJSON struct {
 	TxHash      common.Hash    `json:"transactionHash"`
 	Logs        []Log          `json:"logs"`
 
-	header *Header
+	header    *Header
+	finalized int64 // the node's finalized block, with depth finalized
 }
 
 // receipt fetches a receipt and checks it against the canonical header of its block, with the
-// head, in two requests. nil when the node knows no receipt.
+// head (and with depth finalized the finalized block), in two requests. nil when the node knows
+// no receipt.
 func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, int64, error) {
 	var r *receiptJSON
 	if err := c.Client.Call(ctx, &r, "eth_getTransactionReceipt", hash); err != nil {
@@ -273,18 +330,28 @@ func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, in
 		return nil, 0, nil
 	}
 	var head hexutil.Uint64
-	var h *Header
+	var h, final *Header
 	calls := []rpc.BatchElem{
 		{Method: "eth_blockNumber", Result: &head},
 		{Method: "eth_getBlockByNumber", Args: []any{r.BlockNumber, false}, Result: &h},
 	}
+	if c.Config.Confirmations.IsFinalized() {
+		calls = append(calls, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{"finalized", false}, Result: &final})
+	}
 	if err := c.Client.Batch(ctx, calls); err != nil {
 		return nil, 0, err
 	}
-	for _, call := range calls {
+	for _, call := range calls[:2] {
 		if call.Error != nil {
 			return nil, 0, fmt.Errorf("%s: %w", call.Method, call.Error)
 		}
+	}
+	if c.Config.Confirmations.IsFinalized() {
+		f, err := c.finalized(calls[2].Error, final)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.finalized = min(f, int64(head))
 	}
 	if h == nil || h.Hash != r.BlockHash {
 		// the receipt's block is no longer canonical: the transaction is being moved by a reorg

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -28,8 +29,9 @@ var ErrNoEndpoint = rpcfailover.ErrNoEndpoint
 // one fails and back to the first once it recovers (package rpcfailover, shared with the Solana
 // client). Every endpoint must report the configured chain id before it is used (and again
 // after each failure). JSON-RPC errors (an answer of the node) are returned as they are;
-// transport errors (refused connections, timeouts, HTTP errors) move to the next endpoint. Safe
-// for concurrent use.
+// transport errors (refused connections, timeouts, HTTP errors) move to the next endpoint. The
+// head read by Head also moves to the next endpoint when the current one has stalled or lags
+// behind another (rpcfailover.Pool.Head). Safe for concurrent use.
 type Client struct {
 	chainID *big.Int
 	pool    *rpcfailover.Pool[*rpc.Client]
@@ -39,7 +41,7 @@ type Client struct {
 }
 
 // NewClient prepares a client of urls for chain chainID. HTTP endpoints connect on first use;
-// nothing is called here.
+// nothing is called here. SetStallAfter turns the head watch on.
 func NewClient(chainID int64, urls []string) (*Client, error) {
 	c := &Client{chainID: big.NewInt(chainID)}
 	pool, err := rpcfailover.New(urls, rpcfailover.Funcs[*rpc.Client]{
@@ -54,6 +56,40 @@ func NewClient(chainID int64, urls []string) (*Client, error) {
 	}
 	c.pool = pool
 	return c, nil
+}
+
+// SetStallAfter sets how long an endpoint's head may stay still before the others' heads are
+// read (Head); 0 turns the comparison off.
+func (c *Client) SetStallAfter(d time.Duration) { c.pool.SetStallAfter(d) }
+
+// Head sends calls in one request (a single call, or a batch), the first of them
+// eth_blockNumber into head, as the watcher's head read: an endpoint whose head has stalled or
+// lags behind another is failed over and the calls are sent again to the next one. The
+// returned error is the request's or the first call's; the others' own errors are in their
+// Error fields.
+func (c *Client) Head(ctx context.Context, calls []rpc.BatchElem, head *hexutil.Uint64) (int64, error) {
+	return c.pool.Head(ctx, func(ctx context.Context, rc *rpc.Client, ep rpcfailover.Endpoint) (int64, bool, error) {
+		c.Requests.Add(1)
+		c.Calls.Add(int64(len(calls)))
+		var err error
+		if len(calls) == 1 {
+			err = rc.CallContext(ctx, calls[0].Result, calls[0].Method, calls[0].Args...)
+		} else {
+			for i := range calls {
+				calls[i].Error = nil
+			}
+			if err = rc.BatchCallContext(ctx, calls); err == nil {
+				err = calls[0].Error
+			}
+		}
+		if err != nil && isTransport(err) {
+			return 0, true, redact(ep, err)
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", calls[0].Method, err)
+		}
+		return int64(*head), false, nil
+	})
 }
 
 // Endpoint is the endpoint last used successfully (scheme and host only).

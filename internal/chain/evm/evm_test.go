@@ -45,13 +45,13 @@ func newScanner(t *testing.T, c *devchain.Chain, depth int64) (*Scanner, *chaint
 // deposit seen and the cursor.
 func scanToHead(t *testing.T, s *Scanner, cur Cursor) ([]Step, Cursor) {
 	t.Helper()
-	head, err := s.Chain.HeadNumber(ctx)
+	tip, err := s.Chain.Tip(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var steps []Step
 	for range 100 {
-		st, err := s.Step(ctx, cur, head)
+		st, err := s.StepTo(ctx, cur, tip)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,9 +395,9 @@ func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
 		t.Log("a node accepted a mined transaction again")
 	}
 	chaintest.Mine(t, c, 1)
-	found, reverted, _, conf, err := w.Receipt(ctx, signed.Hash.Hex())
-	if err != nil || !found || reverted || conf != 2 {
-		t.Fatalf("receipt: found %v reverted %v confirmations %d err %v", found, reverted, conf, err)
+	obs, err := w.Receipt(ctx, signed.Hash.Hex())
+	if err != nil || !obs.Found || obs.Reverted || obs.Confirmations != 2 || obs.Required != 2 {
+		t.Fatalf("receipt: %+v, err %v", obs, err)
 	}
 	after, _ := c.BalanceOf(ctx, devchain.USDC, stranger)
 	if got := new(big.Int).Sub(after, before).Int64(); got != 12_345_678 {

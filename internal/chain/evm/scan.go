@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -23,23 +24,33 @@ type BlockRef struct {
 }
 
 // Cursor is how far a network has been scanned: every block up to and including Block has been
-// scanned at depth and its deposits recorded. Recent holds the last scanned blocks (the ends of
-// the scanned ranges), newest last, ending with Block itself.
+// scanned at depth and its deposits recorded. Time is Block's timestamp (zero when not known: a
+// cursor resumed from a status written before it was kept). Recent holds the last scanned
+// blocks (the ends of the scanned ranges), newest last, ending with Block itself.
 type Cursor struct {
 	Block  int64
 	Hash   common.Hash
+	Time   time.Time
 	Recent []BlockRef
 }
 
-// advance is the cursor after scanning through b.
-func (c Cursor) advance(b BlockRef) Cursor {
+// at is the cursor moved to b, whose header is h, remembering recent (which ends with b).
+func at(b BlockRef, h *Header, recent []BlockRef) Cursor {
+	return Cursor{Block: b.Number, Hash: b.Hash, Time: blockTime(h), Recent: recent}
+}
+
+// blockTime is a header's timestamp.
+func blockTime(h *Header) time.Time { return time.Unix(int64(h.Time), 0).UTC() }
+
+// advance is the cursor after scanning through b, whose header is h.
+func (c Cursor) advance(b BlockRef, h *Header) Cursor {
 	recent := make([]BlockRef, 0, min(len(c.Recent)+1, MaxRecent))
 	if drop := len(c.Recent) + 1 - MaxRecent; drop > 0 {
 		recent = append(recent, c.Recent[drop:]...)
 	} else {
 		recent = append(recent, c.Recent...)
 	}
-	return Cursor{Block: b.Number, Hash: b.Hash, Recent: append(recent, b)}
+	return at(b, h, append(recent, b))
 }
 
 // Reorg describes a rewind of the cursor: the stored hash of the cursor's block is no longer
@@ -64,7 +75,7 @@ func (r *Reorg) String() string {
 type Step struct {
 	// From and To bound the range scanned, inclusive; To < From when nothing was scanned.
 	From, To int64
-	// Head the step worked against, and Target = the newest block at depth then.
+	// Head the step worked against, and Target the newest block at depth then.
 	Head, Target int64
 	// Deposits to watched addresses in the range, in block and log order. They must be
 	// recorded before Cursor is persisted.
@@ -104,11 +115,21 @@ func (s *Scanner) InitCursor(ctx context.Context, head int64) (Cursor, error) {
 		return Cursor{}, err
 	}
 	ref := BlockRef{Number: n, Hash: hs[n].Hash}
-	return Cursor{Block: n, Hash: ref.Hash, Recent: []BlockRef{ref}}, nil
+	return at(ref, hs[n], []BlockRef{ref}), nil
 }
 
-// Step scans the next range of at most the network's max block range after cur, against
-// head. Before scanning it checks that the range continues the cursor's chain (the parent hash
+// Step is StepTo with a count depth: the target is head - depth + 1. With depth finalized the
+// target is the node's, read by Chain.Tip: use StepTo.
+func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error) {
+	d := s.Chain.Config.Confirmations
+	if d.IsFinalized() {
+		return Step{}, errors.New("Step needs a count depth; with depth finalized use StepTo with Chain.Tip")
+	}
+	return s.StepTo(ctx, cur, Tip{Head: head, Target: head - d.Blocks() + 1})
+}
+
+// StepTo scans the next range of at most the network's max block range after cur, up to the
+// tip's target (the newest block at depth). Before scanning it checks that the range continues the cursor's chain (the parent hash
 // of its first block is the cursor's hash); when it does not, it rewinds the cursor to the
 // newest remembered block that is still canonical and scans nothing. Every log it reports is
 // in a block whose hash is the canonical one after the log query, and the range's first and
@@ -117,9 +138,9 @@ func (s *Scanner) InitCursor(ctx context.Context, head int64) (Cursor, error) {
 // Requests per step: two header batches (2 headers before the query, 2 plus one per block
 // with a matched log after it) and one eth_getLogs for all token contracts; none per watched
 // address.
-func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error) {
+func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error) {
 	cfg := s.Chain.Config
-	target := head - cfg.Confirmations + 1
+	head, target := tip.Head, tip.Target
 	st := Step{From: cur.Block + 1, To: cur.Block, Head: head, Target: target, Cursor: cur}
 	if cur.Block >= target {
 		return st, nil
@@ -195,7 +216,7 @@ func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error
 			return st, fmt.Errorf("log %d of %s in block %d: %w", m.log.LogIndex, m.log.TxHash.Hex(), m.dep.BlockNumber, ErrChainMoved)
 		}
 		d := m.dep
-		d.BlockTime = time.Unix(int64(h.Time), 0).UTC()
+		d.BlockTime = blockTime(h)
 		st.Deposits = append(st.Deposits, d)
 	}
 	sort.SliceStable(st.Deposits, func(i, j int) bool {
@@ -205,7 +226,7 @@ func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error
 		return st.Deposits[i].LogIndex < st.Deposits[j].LogIndex
 	})
 	st.From, st.To = a, b
-	st.Cursor = cur.advance(BlockRef{Number: b, Hash: post[b].Hash})
+	st.Cursor = cur.advance(BlockRef{Number: b, Hash: post[b].Hash}, post[b])
 	if s.maxRange < cfg.MaxBlockRange {
 		s.maxRange = min(cfg.MaxBlockRange, s.maxRange*2)
 	}
@@ -244,8 +265,8 @@ func (s *Scanner) rewind(ctx context.Context, cur Cursor, head, target int64) (S
 	}
 	from := BlockRef{Number: cur.Block, Hash: cur.Hash}
 	for i := len(recent) - 1; i >= 0; i-- {
-		if canon[recent[i].Number].Hash == recent[i].Hash {
-			st.Cursor = Cursor{Block: recent[i].Number, Hash: recent[i].Hash, Recent: append([]BlockRef(nil), recent[:i+1]...)}
+		if h := canon[recent[i].Number]; h.Hash == recent[i].Hash {
+			st.Cursor = at(recent[i], h, append([]BlockRef(nil), recent[:i+1]...))
 			st.Reorg = &Reorg{From: from, To: recent[i]}
 			return st, nil
 		}
@@ -256,7 +277,7 @@ func (s *Scanner) rewind(ctx context.Context, cur Cursor, head, target int64) (S
 		return st, err
 	}
 	to := BlockRef{Number: n, Hash: hs[n].Hash}
-	st.Cursor = Cursor{Block: n, Hash: to.Hash, Recent: []BlockRef{to}}
+	st.Cursor = at(to, hs[n], []BlockRef{to})
 	st.Reorg = &Reorg{From: from, To: to, Deep: true}
 	return st, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 )
 
 // ErrInsufficientFunds means the wallet cannot pay the transfer now (token balance or gas);
@@ -56,9 +57,6 @@ func (w *Wallet) Network() payoutv1.Network { return w.chain.Network }
 
 // Token is the token the wallet sends.
 func (w *Wallet) Token() payoutv1.Token { return w.token }
-
-// Confirmations is the depth the wallet's transactions must reach.
-func (w *Wallet) Confirmations() int64 { return w.chain.Config.Confirmations }
 
 // PendingNonce is the wallet's next nonce counting the transactions in the node's pool.
 func (w *Wallet) PendingNonce(ctx context.Context) (uint64, error) {
@@ -160,13 +158,11 @@ func (w *Wallet) Broadcast(ctx context.Context, raw []byte) error {
 	return nil
 }
 
-// Receipt reports the wallet's transaction hash as the chain sees it.
-func (w *Wallet) Receipt(ctx context.Context, hash string) (found, reverted bool, block, confirmations int64, err error) {
-	obs, err := w.chain.LookupTx(ctx, w.chain.Network, hash)
-	if err != nil || !obs.Found {
-		return false, false, 0, 0, err
-	}
-	return true, obs.Reverted, obs.BlockNumber, obs.Confirmations, nil
+// Receipt reports the wallet's transaction hash as the chain sees it: found, reverted, its
+// block and confirmations, and the confirmations it needs now to be at the network's depth
+// (with depth finalized, those the finalized block has).
+func (w *Wallet) Receipt(ctx context.Context, hash string) (*chain.TxObservation, error) {
+	return w.chain.LookupTx(ctx, w.chain.Network, hash)
 }
 
 // DecodeRaw reads back a signed transaction (the refund controller checks a persisted one).

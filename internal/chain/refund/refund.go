@@ -44,11 +44,12 @@ type Wallet interface {
 	Address() string
 	Network() payoutv1.Network
 	Token() payoutv1.Token
-	Confirmations() int64
 	PendingNonce(ctx context.Context) (uint64, error)
 	SignTransfer(ctx context.Context, to string, amount *big.Int, nonce uint64) (*evm.Signed, error)
 	Broadcast(ctx context.Context, raw []byte) error
-	Receipt(ctx context.Context, hash string) (found, reverted bool, block, confirmations int64, err error)
+	// Receipt is what the chain says of the transaction: with the network's depth, as the
+	// confirmations it requires now (ReceiptOf reads it).
+	Receipt(ctx context.Context, hash string) (*chain.TxObservation, error)
 }
 
 var _ Wallet = (*evm.Wallet)(nil)
@@ -255,8 +256,17 @@ func Broadcasted(st payoutv1.RefundStatus, err error) payoutv1.RefundStatus {
 type Receipt struct {
 	Found, Reverted      bool
 	Block, Confirmations int64
-	// Required is the network's depth.
+	// Required is the network's depth, in confirmations the transaction's block needs now (with
+	// depth finalized, those the node's finalized block has).
 	Required int64
+}
+
+// ReceiptOf is the receipt of a lookup of the refund's transaction (Wallet.Receipt).
+func ReceiptOf(obs *chain.TxObservation) Receipt {
+	if obs == nil || !obs.Found {
+		return Receipt{}
+	}
+	return Receipt{Found: true, Reverted: obs.Reverted, Block: obs.BlockNumber, Confirmations: obs.Confirmations, Required: obs.Required}
 }
 
 // Observed is the status after looking up the receipt: Confirmed at depth; Pending again (the

@@ -9,6 +9,17 @@
 // It knows nothing of the RPC protocol: the client of one endpoint (the type parameter C), how to
 // dial, verify and close one, and which errors are an endpoint's failure rather than the node's
 // answer are the caller's.
+//
+// # Stalled and lagging nodes
+//
+// A node can answer every call and still be useless: its head stopped advancing (it lost its
+// peers) or lags far behind the network. Head reads a head the way Do calls, and fails over an
+// endpoint that is stalled (its head has not moved for the stall window while another endpoint
+// reported a higher one) or lagging (another endpoint reported, a stall window earlier, a head
+// it has still not reached). Such an endpoint backs off like a failing one and is skipped by
+// ordinary calls until a later Head finds it caught up. Nothing extra is read while the head
+// moves: only when the current endpoint's head has stayed still for a stall window are the
+// other endpoints' heads read (once per window), and a pool of one endpoint never compares.
 package rpcfailover
 
 import (
@@ -81,6 +92,10 @@ type Pool[C any] struct {
 	mu      sync.Mutex
 	eps     []*slot[C]
 	current int
+	// stallAfter is the stall window of Head (0: heads are not compared).
+	stallAfter time.Duration
+	// now is the clock of the head watch (tests set it).
+	now func() time.Time
 }
 
 type slot[C any] struct {
@@ -92,6 +107,24 @@ type slot[C any] struct {
 	failures int
 	retryAt  time.Time
 	lastErr  error
+
+	// behind: Head found the endpoint stalled or lagging; ordinary calls skip it while another
+	// endpoint is usable, until a Head finds it caught up. lags counts such findings in a row
+	// (its backoff).
+	behind bool
+	lags   int
+	// heads it reported in the last two stall windows, oldest first (at least the newest), and
+	// when its head last increased.
+	heads   []headAt
+	movedAt time.Time
+	// probedAt is when the other endpoints were last read because this one had stalled.
+	probedAt time.Time
+}
+
+// headAt is a head an endpoint reported, and when.
+type headAt struct {
+	head int64
+	at   time.Time
 }
 
 // New prepares a pool of urls; nothing is dialled or called here.
@@ -99,7 +132,7 @@ func New[C any](urls []string, funcs Funcs[C]) (*Pool[C], error) {
 	if len(urls) == 0 {
 		return nil, errors.New("no RPC endpoint")
 	}
-	p := &Pool[C]{funcs: funcs}
+	p := &Pool[C]{funcs: funcs, now: time.Now}
 	for _, u := range urls {
 		p.eps = append(p.eps, &slot[C]{Endpoint: Endpoint{url: u, display: config.Redact(u)}})
 	}
@@ -135,67 +168,99 @@ func (p *Pool[C]) Close() {
 // answer). When every endpoint failed, the errors are joined, each prefixed with its endpoint's
 // Display; when ctx ends during a failure, ctx's error is returned.
 func (p *Pool[C]) Do(ctx context.Context, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) error {
-	var errs []error
-	for range p.eps {
-		ep, c, err := p.pick(ctx)
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		if err := p.verify(ctx, ep, c); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			p.failed(ep, err)
-			errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, CallTimeout)
-		failover, err := call(cctx, c, ep.Endpoint)
-		cancel()
-		if !failover {
-			p.succeeded(ep)
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		p.failed(ep, err)
-		errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
-	}
-	return errors.Join(errs...)
+	_, err := p.do(ctx, false, call)
+	return err
 }
 
-// pick returns the first endpoint that is not backing off, dialling it when needed. The client
-// is returned with it: a concurrent failure may close and clear the slot's.
-func (p *Pool[C]) pick(ctx context.Context) (*slot[C], C, error) {
+// do is Do, returning the endpoint that answered (nil when none did). withBehind picks
+// endpoints found behind like the others (Head reads them to see whether they caught up).
+func (p *Pool[C]) do(ctx context.Context, withBehind bool, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (*slot[C], error) {
+	var errs []error
+	for range p.eps {
+		ep, c, err := p.pick(ctx, withBehind)
+		if err != nil {
+			return nil, errors.Join(append(errs, err)...)
+		}
+		failover, err := p.try(ctx, ep, c, call)
+		if !failover {
+			return ep, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", ep.display, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// try verifies ep when needed and runs call on it; an endpoint's failure (in the verification
+// or the call) backs it off and is returned with failover set.
+func (p *Pool[C]) try(ctx context.Context, ep *slot[C], c C, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (bool, error) {
+	if err := p.verify(ctx, ep, c); err != nil {
+		if ctx.Err() == nil {
+			p.failed(ep, err)
+		}
+		return true, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	failover, err := call(cctx, c, ep.Endpoint)
+	cancel()
+	if !failover {
+		p.succeeded(ep)
+		return false, err
+	}
+	if ctx.Err() == nil {
+		p.failed(ep, err)
+	}
+	return true, err
+}
+
+// pick returns the first endpoint that is not backing off, and not behind unless withBehind or
+// no other is usable, dialling it when needed. The client is returned with it: a concurrent
+// failure may close and clear the slot's.
+func (p *Pool[C]) pick(ctx context.Context, withBehind bool) (*slot[C], C, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	now := p.now()
 	var soonest *slot[C]
-	for i, ep := range p.eps {
-		if now.Before(ep.retryAt) {
-			if soonest == nil || ep.retryAt.Before(soonest.retryAt) {
-				soonest = ep
-			}
-			continue
-		}
-		if !ep.open {
-			c, err := p.funcs.Dial(ctx, ep.url)
-			if err != nil {
-				p.failedLocked(ep, err)
+	for _, pass := range []bool{withBehind, true} {
+		for i, ep := range p.eps {
+			if ep.behind && !pass {
 				continue
 			}
-			ep.client, ep.open = c, true
+			if now.Before(ep.retryAt) {
+				if soonest == nil || ep.retryAt.Before(soonest.retryAt) {
+					soonest = ep
+				}
+				continue
+			}
+			if !p.openLocked(ctx, ep) {
+				continue
+			}
+			p.current = i
+			return ep, ep.client, nil
 		}
-		p.current = i
-		return ep, ep.client, nil
 	}
 	var none C
 	if soonest != nil && soonest.lastErr != nil {
 		return nil, none, fmt.Errorf("%w: every endpoint is failing (%s, retried in %s: %v)", ErrNoEndpoint,
-			soonest.display, time.Until(soonest.retryAt).Round(time.Millisecond), soonest.lastErr)
+			soonest.display, soonest.retryAt.Sub(now).Round(time.Millisecond), soonest.lastErr)
 	}
 	return nil, none, ErrNoEndpoint
+}
+
+// openLocked dials ep when it has no client; false (and ep backing off) when that fails.
+func (p *Pool[C]) openLocked(ctx context.Context, ep *slot[C]) bool {
+	if ep.open {
+		return true
+	}
+	c, err := p.funcs.Dial(ctx, ep.url)
+	if err != nil {
+		p.failedLocked(ep, err)
+		return false
+	}
+	ep.client, ep.open = c, true
+	return true
 }
 
 // verify runs Verify once (and again after each failure).
@@ -237,7 +302,7 @@ func (p *Pool[C]) failedLocked(ep *slot[C], err error) {
 	ep.verified = false
 	ep.lastErr = err
 	backoff := minBackoff << min(ep.failures-1, 6)
-	ep.retryAt = time.Now().Add(min(backoff, maxBackoff))
+	ep.retryAt = p.now().Add(min(backoff, maxBackoff))
 	p.closeLocked(ep)
 }
 

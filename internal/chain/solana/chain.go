@@ -35,7 +35,7 @@ func NewChain(network payoutv1.Network, n config.Network) (*Chain, error) {
 	if n.Kind != config.KindSolana {
 		return nil, fmt.Errorf("%s is a %s network, not solana", network, n.Kind)
 	}
-	n = n.WithDefaults()
+	n = n.WithDefaultsOf(network)
 	c, err := NewClient(n.GenesisHash, n.RPC)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", network, err)
@@ -91,7 +91,7 @@ func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, signatur
 		return nil, fmt.Errorf("%q is not a Solana signature (base58 of 64 bytes)", signature)
 	}
 	sig := solanago.MustSignatureFromBase58(signature)
-	obs := &chain.TxObservation{Network: c.Network, TxHash: signature, Required: c.Config.Confirmations}
+	obs := &chain.TxObservation{Network: c.Network, TxHash: signature, Required: c.Config.Confirmations.Blocks()}
 	var tx *txResult
 	zero := uint64(0)
 	err := c.Client.Do(ctx, "getTransaction", func(ctx context.Context, rc *rpc.Client) error {

@@ -29,7 +29,7 @@ var (
 	other   = common.HexToAddress("0x3333333333333333333333333333333333333333")
 )
 
-func network(url string, depth int64) config.Network {
+func network(url string, depth config.Depth) config.Network {
 	n := config.Network{
 		Kind: config.KindTron, RPC: []string{url}, ChainID: chaintest.TronMainnetChainID, Confirmations: depth,
 		Tokens: map[payoutv1.Token]*config.Token{payoutv1.TokenUSDT: {Contract: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"}},
@@ -38,7 +38,7 @@ func network(url string, depth int64) config.Network {
 	return n.WithDefaults()
 }
 
-func newScanner(t *testing.T, srv *chaintest.TronRPCTestServer, depth int64) (*evm.Scanner, *chaintest.Book) {
+func newScanner(t *testing.T, srv *chaintest.TronRPCTestServer, depth config.Depth) (*evm.Scanner, *chaintest.Book) {
 	t.Helper()
 	ch, err := NewChain(payoutv1.NetworkTron, network(srv.URL, depth))
 	if err != nil {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -34,7 +35,7 @@ import (
 type Options struct {
 	Log   logr.Logger
 	Clock clock.Clock
-	// SolanaStallAfter is the SolanaWatcher's StallAfter (0: its default).
+	// SolanaStallAfter is the SolanaWatcher's StallAfter (0: the network's stallAfter setting).
 	SolanaStallAfter time.Duration
 }
 
@@ -98,7 +99,7 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 				Recorder:   recorder,
 				Clock:      o.Clock,
 				Log:        log.WithName("watcher"),
-				StallAfter: o.SolanaStallAfter,
+				StallAfter: cmp.Or(o.SolanaStallAfter, n.StallAfter.Duration),
 			}
 			if err := mgr.Add(out.SolanaWatcher); err != nil {
 				return nil, err

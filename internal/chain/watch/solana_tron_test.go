@@ -32,7 +32,7 @@ import (
 
 var tronSender = common.HexToAddress("0x2222222222222222222222222222222222222222")
 
-func tronNetwork(url string, depth int64) *config.Network {
+func tronNetwork(url string, depth config.Depth) *config.Network {
 	n := &config.Network{
 		Kind: config.KindTron, RPC: []string{url}, ChainID: chaintest.TronMainnetChainID, Confirmations: depth,
 		Tokens: map[payoutv1.Token]*config.Token{payoutv1.TokenUSDT: {Contract: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,10 +41,13 @@ const (
 const maxMessage = 512
 
 // Watcher is the deposit watcher of one EVM network, a leader-only manager.Runnable. Each poll
-// it reads the head, scans the blocks that reached depth since the cursor (evm.Scanner: one log
-// query per range for all token contracts, reorg checks), records the deposits to watched
-// addresses through Sink, and only then advances the cursor it persists in the network's
-// ChainCursor status.
+// it reads the head and the newest block at depth (evm.Chain.Tip: with depth finalized, the
+// node's finalized block, in the same request; an endpoint whose head has stalled or lags
+// behind another is failed over there), scans the blocks that reached depth since the cursor
+// (evm.Scanner: one log query per range for all token contracts, reorg checks), records the
+// deposits to watched addresses through Sink, and only then advances the cursor it persists in
+// the network's ChainCursor status, with the time of its block (status.blockTime, which
+// ChainCursor.ScannedPast reads).
 //
 // The cursor is written when deposits were recorded, when the watcher's sync state or message
 // changes, after a reorg rewind, and otherwise at most once per HeartbeatInterval, with
@@ -100,7 +104,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 			return nil
 		}
 	}
-	w.Log.Info("deposit watcher started", "cursor", r.cur.Block, "confirmations", w.Scanner.Chain.Config.Confirmations, "endpoint", w.Scanner.Chain.Client.Endpoint())
+	w.Log.Info("deposit watcher started", "cursor", r.cur.Block, "depth", w.Scanner.Chain.Config.Confirmations.Describe(), "endpoint", w.Scanner.Chain.Client.Endpoint())
 	for {
 		if !sleepFor(ctx, w.Clock, r.poll(ctx)) {
 			return nil
@@ -162,14 +166,15 @@ func (r *run) setup(ctx context.Context) error {
 func (r *run) poll(ctx context.Context) time.Duration {
 	w := r.w
 	polled := time.Now()
-	head, err := w.Scanner.Chain.HeadNumber(ctx)
+	tip, err := w.Scanner.Chain.Tip(ctx)
 	if err != nil {
 		return r.failed(ctx, err)
 	}
+	head := tip.Head
 	r.head = head
 	metrics.ChainHead(w.network(), head, r.cur.Block)
 	for ctx.Err() == nil {
-		st, err := w.Scanner.Step(ctx, r.cur, head)
+		st, err := w.Scanner.StepTo(ctx, r.cur, tip)
 		if errors.Is(err, evm.ErrChainMoved) {
 			w.Log.V(1).Info("the chain moved during a scan; scanning again", "detail", err.Error())
 			return w.Scanner.Chain.Config.PollInterval.Duration
@@ -240,6 +245,11 @@ func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 	if r.ready {
 		st.ChainID, st.GenesisHash = r.chainID, r.genesis
 		st.Block, st.BlockHash = r.cur.Block, hashHex(r.cur.Hash)
+		st.BlockTime = nil
+		if !r.cur.Time.IsZero() {
+			t := metav1.NewTime(r.cur.Time)
+			st.BlockTime = &t
+		}
 		st.Recent = make([]payoutv1.RecentBlock, len(r.cur.Recent))
 		for i, b := range r.cur.Recent {
 			st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
@@ -247,7 +257,7 @@ func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 		st.Head = r.head
 	}
 	r.fillState(obj, now, r.w.Scanner.Chain.Client.Endpoint(),
-		fmt.Sprintf("scanned to block %d (head %d, %d confirmations)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations))
+		fmt.Sprintf("scanned to block %d (head %d, depth %s)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations.Describe()))
 }
 
 func (w *Watcher) event(obj *payoutv1.ChainCursor, kind, reason, note string, args ...any) {
@@ -258,6 +268,9 @@ func (w *Watcher) event(obj *payoutv1.ChainCursor, kind, reason, note string, ar
 
 func cursorOf(st payoutv1.ChainCursorStatus) evm.Cursor {
 	c := evm.Cursor{Block: st.Block, Hash: common.HexToHash(st.BlockHash)}
+	if st.BlockTime != nil {
+		c.Time = st.BlockTime.UTC()
+	}
 	for _, b := range st.Recent {
 		c.Recent = append(c.Recent, evm.BlockRef{Number: b.Number, Hash: common.HexToHash(b.Hash)})
 	}
