@@ -44,7 +44,8 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 }
 
 // CheckRefundable says why t may not be refunded, or nil when it may: only a failed transfer
-// whose deposit arrived from an EVM address has money to send back on Base.
+// whose deposit arrived from a sender with an address on Base (chain.RefundAddressOnBase: an
+// EVM sender, or a Tron sender's 0x body) has money to send back on Base.
 func CheckRefundable(t *payoutv1.Transfer) error {
 	switch {
 	case t.Status.Refund != nil:
@@ -54,10 +55,15 @@ func CheckRefundable(t *payoutv1.Transfer) error {
 			t.Name, phaseText(t.Status.Phase))
 	case t.Status.Deposit == nil || t.Status.Deposit.ConfirmedAt == nil:
 		return refuse(ErrNotRefundable, "transfer %s failed before its deposit arrived: there is nothing to send back", t.Name)
-	case !chain.IsEVMAddress(t.Status.Deposit.From):
+	case !refundableSender(t.Status.Deposit.From):
 		return refuse(ErrNotRefundable, "transfer %s: the deposit's sender %q has no address on Base; refund it by hand", t.Name, t.Status.Deposit.From)
 	}
 	return nil
+}
+
+func refundableSender(from string) bool {
+	_, ok := chain.RefundAddressOnBase(from)
+	return ok
 }
 
 // FindTransfer finds a transfer by id in whichever account namespace holds it.

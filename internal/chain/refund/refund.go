@@ -28,6 +28,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 )
 
@@ -73,8 +74,9 @@ func Next(st payoutv1.RefundStatus) Action {
 }
 
 // Admit is the status of a new refund: Refused when the transfer cannot be refunded (it does
-// not exist, is not failed, its deposit did not arrive, its sender has no EVM address), else
-// Pending with the deposit's sender and amount, to be sent in USDC on Base from wallet.
+// not exist, is not failed, its deposit did not arrive, its sender has no address on Base), else
+// Pending with the deposit's sender's address on Base (chain.RefundAddressOnBase: a Tron
+// sender's 0x body) and amount, to be sent in USDC on Base from wallet.
 func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, wallet string) payoutv1.RefundStatus {
 	st := rf.Status
 	if t == nil {
@@ -89,10 +91,13 @@ func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, wallet string) payoutv1.Re
 	}
 	st.State = payoutv1.RefundPending
 	st.Network, st.Token = payoutv1.NetworkBase, payoutv1.TokenUSDC
-	st.To = payoutv1.NormalizeWallet(t.Status.Deposit.From)
+	st.To, _ = chain.RefundAddressOnBase(t.Status.Deposit.From) // CheckRefundable saw one
 	st.Amount = amount.String()
 	st.From = wallet
 	st.Message = fmt.Sprintf("refunding %s USDC base units to %s on base", st.Amount, st.To)
+	if from := t.Status.Deposit.From; !strings.EqualFold(from, st.To) {
+		st.Message += fmt.Sprintf(", the same key as the deposit's sender %s on %s", from, t.Status.Deposit.Network)
+	}
 	return st
 }
 

@@ -10,11 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
 const wallet = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"
+
+// tronSender is the Tron spelling (Base58Check) of testgen.Deposit's sender
+// 0x8ba1f109551bd432803012645ac136ddd64dba72.
+var tronSender, _ = chain.TronAddressFromHex("0x8ba1f109551bd432803012645ac136ddd64dba72")
 
 func refundOf(id string) *payoutv1.Refund {
 	return &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: id}, Spec: payoutv1.RefundSpec{Transfer: id}}
@@ -43,6 +48,10 @@ func TestAdmit(t *testing.T) {
 		}), payoutv1.RefundRefused, "already refunded"},
 		{"a zero amount", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) { tr.Status.Deposit.Amount = "0" }), payoutv1.RefundRefused, "not a positive number"},
 		{"refundable", testgen.Transfer("payout-acme", id, failedWithDeposit), payoutv1.RefundPending, "refunding 25000000"},
+		// a Tron sender is refunded at its 0x body on Base: the same key's address
+		{"a Tron sender", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) {
+			tr.Status.Deposit.Network, tr.Status.Deposit.Token, tr.Status.Deposit.From = payoutv1.NetworkTron, payoutv1.TokenUSDT, tronSender
+		}), payoutv1.RefundPending, "the same key as the deposit's sender " + tronSender + " on tron"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
