@@ -159,8 +159,8 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 			return apierror.FieldErrorf("wallet_address", "is required: wallets are screened on this account")
 		}
 		if chain.IsSolanaAddress(wallet) {
-			return apierror.FieldErrorf("wallet_address", "is a Solana address, and this account screens v2 sender wallets, which "+
-				"takes EVM wallets only (0x and 40 hex digits; spec 4.11). Send from an EVM wallet on an EVM network; "+
+			return apierror.FieldErrorf("wallet_address", "is a Solana address, but this account screens v2 sender wallets and "+
+				"screening takes EVM wallets only (0x and 40 hex digits; spec 4.11). Send from an EVM wallet on an EVM network; "+
 				"v2 transfers from Solana wallets need an account without v2 wallet screening")
 		}
 		if err := chain.CheckEVMAddress(wallet); err != nil {
@@ -191,8 +191,8 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	}
 	if req.network == string(payoutv1.NetworkSolana) && c.Account.Spec.V2WalletScreening {
 		// The screened wallet is an EVM one, which cannot send on Solana: no deposit could match.
-		return apierror.FieldErrorf("source_network", "solana cannot be used on this account: it screens v2 sender wallets, which "+
-			"takes EVM wallets only (spec 4.11), and an EVM wallet cannot send on solana. Use an EVM network; v2 transfers "+
+		return apierror.FieldErrorf("source_network", "solana cannot be used on this account: it screens v2 sender wallets, "+
+			"screening takes EVM wallets only (spec 4.11), and an EVM wallet cannot send on solana. Use an EVM network; v2 transfers "+
 			"on solana need an account without v2 wallet screening")
 	}
 	if err := checkTransferFields(req, []string{"usdc"}, false); err != nil {
@@ -528,7 +528,7 @@ func checkV1Wallet(wallet string) error {
 
 // checkWalletNetwork refuses a wallet that cannot send on the network: deposits from it could
 // not be matched, nor refunds sent back. On tron the wallet is the sender's EVM-format body
-// (checkV1Wallet), which the Tron watcher's Base58Check senders are compared with as one key
+// (checkV1Wallet): the same key as the Base58Check sender the Tron watcher records
 // (chain.SameSender).
 func checkWalletNetwork(wallet, network string) error {
 	ok := false
