@@ -118,8 +118,8 @@ func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Cal
 	if req.wallet == "" {
 		return apierror.FieldErrorf("wallet_address", "is required")
 	}
-	if err := chain.CheckEVMAddress(req.wallet); err != nil {
-		return apierror.FieldErrorf("wallet_address", "%s; Solana and Tron senders are not accepted on v1", err)
+	if err := checkV1Wallet(req.wallet); err != nil {
+		return err
 	}
 	if err := checkWalletNetwork(req.wallet, req.network); err != nil {
 		return err
@@ -158,6 +158,11 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 			}
 			return apierror.FieldErrorf("wallet_address", "is required: wallets are screened on this account")
 		}
+		if chain.IsSolanaAddress(wallet) {
+			return apierror.FieldErrorf("wallet_address", "is a Solana address, but this account screens v2 sender wallets and "+
+				"screening takes EVM wallets only (0x and 40 hex digits; spec 4.11). Send from an EVM wallet on an EVM network; "+
+				"v2 transfers from Solana wallets need an account without v2 wallet screening")
+		}
 		if err := chain.CheckEVMAddress(wallet); err != nil {
 			return apierror.FieldErrorf("wallet_address", "%s (wallets are screened on this account, and only EVM wallets can be)", err)
 		}
@@ -183,6 +188,12 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	}
 	if req.network == string(payoutv1.NetworkTron) {
 		return apierror.FieldErrorf("source_network", "tron is not available on v2; use v1")
+	}
+	if req.network == string(payoutv1.NetworkSolana) && c.Account.Spec.V2WalletScreening {
+		// The screened wallet is an EVM one, which cannot send on Solana: no deposit could match.
+		return apierror.FieldErrorf("source_network", "solana cannot be used on this account: it screens v2 sender wallets, "+
+			"screening takes EVM wallets only (spec 4.11), and an EVM wallet cannot send on solana. Use an EVM network; v2 transfers "+
+			"on solana need an account without v2 wallet screening")
 	}
 	if err := checkTransferFields(req, []string{"usdc"}, false); err != nil {
 		return err
@@ -496,16 +507,35 @@ func (s *Server) screenWallet(ctx context.Context, wallet string) error {
 	return nil
 }
 
+// checkV1Wallet applies the sender format of v1 (spec 4.10): EVM only, 0x and 40 hex digits. A
+// Tron sender is given in that format too, as its 20-byte account id (Tron's hex form without
+// the 0x41 version byte), which is the EVM address of the same key: a Base58Check (T...) or
+// 41-prefixed address is refused with that form named, so the caller can send it instead.
+func checkV1Wallet(wallet string) error {
+	err := chain.CheckEVMAddress(wallet)
+	if err == nil {
+		return nil
+	}
+	if chain.IsTronAddress(wallet) || (len(wallet) == 42 && strings.HasPrefix(wallet, "41")) {
+		if body := chain.SenderKey(wallet); chain.IsEVMAddress(body) {
+			return apierror.FieldErrorf("wallet_address", "%s is a Tron address in Tron's spelling; v1 takes senders in EVM format only "+
+				"(spec 4.10): give this Tron sender as %s, its 20-byte account id", wallet, body)
+		}
+	}
+	return apierror.FieldErrorf("wallet_address", "%s; v1 takes senders in EVM format only (a Tron sender as the 0x form of its "+
+		"20-byte account id), and no Solana sender", err)
+}
+
 // checkWalletNetwork refuses a wallet that cannot send on the network: deposits from it could
-// not be matched, nor refunds sent back.
+// not be matched, nor refunds sent back. On tron the wallet is the sender's EVM-format body
+// (checkV1Wallet): the same key as the Base58Check sender the Tron watcher records
+// (chain.SameSender).
 func checkWalletNetwork(wallet, network string) error {
 	ok := false
 	switch payoutv1.Network(network) {
 	case payoutv1.NetworkSolana:
 		ok = chain.IsSolanaAddress(wallet)
-	case payoutv1.NetworkTron:
-		ok = false // no Tron sender format is accepted at present
-	default:
+	default: // the EVM networks, and tron
 		ok = chain.IsEVMAddress(wallet)
 	}
 	if !ok {

@@ -11,9 +11,11 @@ import (
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/testgen"
 )
 
@@ -205,15 +207,67 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 
 	It("refuses a wallet that is not an address of source_network (issue 18 item 3)", func() {
 		p := newPayee()
-		for _, network := range []string{"tron", "solana"} {
+		for network, wallet := range map[string]string{"solana": senderWallet, "tron": "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"} {
 			b := v1Body(p.quote("EUR", "20.00"), "20.00", p.rid)
-			b["source_network"] = network
+			b["source_token"], b["source_network"], b["wallet_address"] = "usdt", network, wallet
 			Expect(errorText(p.c.post("/api/payouts/transfer", b), 400)).To(HavePrefix("wallet_address"), network)
 		}
 		off := newPayee(func(a *payoutv1.PayoutAccount) { a.Spec.V2WalletScreening = false })
 		b := v1Body(off.quote("EUR", "20.00"), "20.00", off.rid)
 		b["wallet_address"] = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
 		Expect(errorText(off.c.post("/api/payouts/transfer/v2", b), 400)).To(HavePrefix("wallet_address"))
+	})
+})
+
+var _ = Describe("the networks of spec 2.3 that are not EVM (issue 22 item 14)", func() {
+	It("takes a v1 tron sender in EVM format, its 20-byte body, and names that form for a Base58Check one", func() {
+		p := newPayee()
+		c := p.c.on(allNetworksServer())
+		body := func(wallet string) obj {
+			b := v1Body(p.quote("EUR", "20.00"), "20.00", p.rid)
+			b["source_token"], b["source_network"], b["wallet_address"] = "usdt", "tron", wallet
+			return b
+		}
+		r := c.post("/api/payouts/transfer", body(senderWallet))
+		Expect(r.status).To(Equal(200), "%s", r)
+		tr := r.json()["transfer"].(map[string]any)
+		deposit := tr["deposit_address"].(string)
+		Expect(chain.IsTronAddress(deposit)).To(BeTrue(), "a Base58Check deposit address, not %s", deposit)
+		Expect(tr["wallet_address"]).To(Equal(senderWallet))
+		Expect(tr).To(And(HaveKeyWithValue("sourceToken", "usdt"), HaveKeyWithValue("sourceNetwork", "tron")))
+		t := storedTransfer(p.account, tr["id"].(string))
+		Expect(t.Spec.DepositAddress).To(Equal(deposit))
+		Expect(t.Spec.DepositPath).NotTo(BeEmpty(), "the sweeper derives the deposit key from the path")
+
+		body58 := strings.ToLower(senderWallet)
+		tron58, err := chain.TronAddressFromHex(body58)
+		Expect(err).NotTo(HaveOccurred())
+		for _, spelled := range []string{tron58, "41" + body58[2:]} {
+			msg := errorText(c.post("/api/payouts/transfer", body(spelled)), 400)
+			Expect(msg).To(HavePrefix("wallet_address"), spelled)
+			Expect(msg).To(ContainSubstring("give this Tron sender as "+body58), "the message names the EVM-format body of %s", spelled)
+		}
+	})
+
+	It("refuses solana on an account that screens v2 wallets, saying why (spec 4.11)", func() {
+		screened := newPayee() // v2 wallet screening is on by default
+		b := v1Body(screened.quote("EUR", "20.00"), "20.00", screened.rid)
+		b["source_network"], b["wallet_address"] = "solana", "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+		msg := errorText(screened.c.post("/api/payouts/transfer/v2", b), 400)
+		Expect(msg).To(HavePrefix("wallet_address"))
+		Expect(msg).To(And(ContainSubstring("Solana address"), ContainSubstring("screens v2 sender wallets"), ContainSubstring("EVM wallets only")))
+
+		b["wallet_address"] = senderWallet // screened, and cannot send on solana
+		msg = errorText(screened.c.post("/api/payouts/transfer/v2", b), 400)
+		Expect(msg).To(HavePrefix("source_network"))
+		Expect(msg).To(And(ContainSubstring("screens v2 sender wallets"), ContainSubstring("an EVM wallet cannot send on solana")))
+
+		blocked := "0x00000000000000000000000000000000000b10c2"
+		Expect(env.Client.Create(ctx, &payoutv1.BlockedWallet{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.WalletName(blocked)},
+			Spec: payoutv1.BlockedWalletSpec{Address: blocked}})).To(Succeed())
+		b["wallet_address"] = blocked
+		Eventually(func() int { return screened.c.post("/api/payouts/transfer/v2", b).status }).Should(Equal(403),
+			"screening comes before any other processing")
 	})
 })
 

@@ -15,6 +15,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/controllers"
+	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/pricing"
 )
@@ -341,12 +342,19 @@ func allNetworksDepositAddresses() depositkey.Addresses {
 	return depositAddresses(doc)
 }
 
+// allNetworksServer is a facade (without per-key budgets) that issues deposit addresses on every
+// network and reads every deposit option as available.
+func allNetworksServer() *Server {
+	GinkgoHelper()
+	cfg := baseCfg
+	cfg.Client = everyOptionAvailable{Client: baseCfg.Client}
+	cfg.Deposits = allNetworksDepositAddresses()
+	return openServer(cfg, unlimited)
+}
+
 var _ = Describe("every transfer variant, stored on the real API server (spec 4.10, 4.11)", func() {
 	It("creates a v1 transfer for each token and EVM network and a v2 transfer for USDC on each network that takes it", func() {
-		cfg := baseCfg
-		cfg.Client = everyOptionAvailable{Client: baseCfg.Client}
-		cfg.Deposits = allNetworksDepositAddresses()
-		s := openServer(cfg, unlimited)
+		s := allNetworksServer()
 		// without v2 wallet screening, which takes EVM wallets only, a Solana sender may use v2
 		p := newPayee(func(a *payoutv1.PayoutAccount) { a.Spec.V2WalletScreening = false })
 		c := p.c.on(s)
@@ -359,12 +367,11 @@ var _ = Describe("every transfer variant, stored on the real API server (spec 4.
 		var variants []variant
 		for _, o := range controllers.DefaultDepositOptions() {
 			token, network := string(o.Spec.Token), string(o.Spec.Network)
-			switch network {
-			case "tron", "solana": // v1 takes EVM senders only (spec 4.10); checked in transfer_create_test
-			default:
+			if network != "solana" { // v1 takes EVM senders only (spec 4.10), which cannot send on solana
+				// on tron too: the EVM-format sender is the Tron sender's 20-byte body
 				variants = append(variants, variant{"/api/payouts/transfer", token, network, senderWallet, ""})
 			}
-			if addr, ok := cfg.Deposits.V2Address(o.Spec.Network, o.Spec.Token); ok {
+			if addr, ok := s.cfg.Deposits.V2Address(o.Spec.Network, o.Spec.Token); ok {
 				wallet := senderWallet
 				if network == "solana" {
 					wallet = solanaWallet
@@ -372,7 +379,7 @@ var _ = Describe("every transfer variant, stored on the real API server (spec 4.
 				variants = append(variants, variant{"/api/payouts/transfer/v2", token, network, wallet, addr})
 			}
 		}
-		Expect(variants).To(HaveLen(12), "v1: 5 networks of USDC and USDT on ethereum; v2: USDC on 5 EVM networks and solana")
+		Expect(variants).To(HaveLen(13), "v1: 5 networks of USDC, USDT on ethereum and tron; v2: USDC on 5 EVM networks and solana")
 
 		for _, v := range variants {
 			name := v.path + " " + v.token + "/" + v.network
@@ -384,7 +391,11 @@ var _ = Describe("every transfer variant, stored on the real API server (spec 4.
 			if v.address == "" {
 				tr := r.json()["transfer"].(map[string]any)
 				id, address = tr["id"].(string), tr["deposit_address"].(string)
-				Expect(address).To(MatchRegexp(`^0x[0-9a-fA-F]{40}$`), name)
+				if v.network == "tron" {
+					Expect(chain.IsTronAddress(address)).To(BeTrue(), "%s: a Base58Check deposit address, not %s", name, address)
+				} else {
+					Expect(address).To(MatchRegexp(`^0x[0-9a-fA-F]{40}$`), name)
+				}
 			} else {
 				id, address = r.json()["transfer_id"].(string), r.json()["deposit_address"].(string)
 				Expect(address).To(Equal(v.address), name)

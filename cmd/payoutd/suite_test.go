@@ -151,11 +151,16 @@ type account struct {
 
 var accountSeq int
 
-func newAccount(url string) *account {
+// newAccount creates an account with the default settings, changed by mods, and one API key.
+func newAccount(url string, mods ...func(*admin.AccountSettings)) *account {
 	GinkgoHelper()
 	accountSeq++
 	name := fmt.Sprintf("e2e-%d", accountSeq)
-	_, err := admin.CreateAccount(context.Background(), env.Client, name, admin.DefaultAccountSettings(name))
+	settings := admin.DefaultAccountSettings(name)
+	for _, mod := range mods {
+		mod(&settings)
+	}
+	_, err := admin.CreateAccount(context.Background(), env.Client, name, settings)
 	Expect(err).NotTo(HaveOccurred())
 	// Each account calls from its own loopback address: the per-address limits of spec 5.3 must
 	// not tie the accounts together, nor the 401s of a key the facade has not seen yet.

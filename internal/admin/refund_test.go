@@ -31,6 +31,10 @@ func TestCheckRefundable(t *testing.T) {
 		{"failed, Solana sender", transfer(deposited, failed, func(t *payoutv1.Transfer) {
 			t.Status.Deposit.From = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
 		}), ErrNotRefundable, "has no address on Base"},
+		// a Tron sender's key has an address on Base: its 0x body
+		{"failed, Tron sender", transfer(deposited, failed, func(t *payoutv1.Transfer) {
+			t.Status.Deposit.Network, t.Status.Deposit.From = payoutv1.NetworkTron, "TBhCfAytTEh52WFL6HYr64i2nmc3u3TCUp"
+		}), nil, ""},
 		{"completed", transfer(deposited, phase(payoutv1.PhaseCompleted)), ErrNotRefundable, "is completed"},
 		{"processing", transfer(deposited, phase(payoutv1.PhaseProcessing)), ErrNotRefundable, "is processing"},
 		{"no status yet", transfer(), ErrNotRefundable, "has no status yet"},

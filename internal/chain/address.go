@@ -284,13 +284,20 @@ func SameSender(a, b string) bool {
 	return ka != "" && ka == kb
 }
 
-// RefundAddressOnBase is the address on Base (any EVM network) of the key that sent from
-// sender: an EVM address itself, a Tron sender's 0x body (the same key); a Solana sender has
-// none.
+// RefundAddressOnBase is the address on Base that a refund of a deposit sent by sender goes to,
+// and whether there is one. Refunds are sent in USDC on Base (spec 3.1, refund_tx_hash) to the
+// deposit's sender, so the sender's key must hold an address there: an EVM sender is that
+// address (in lower case); a Tron sender (Base58Check T..., as the Tron watcher records it) is
+// the 0x form of its 20-byte account id, which is the EVM address of the same secp256k1 key
+// (Tron derives its account id as EVM chains do) and is the EVM-format wallet_address a v1 tron
+// transfer declares (spec 4.10). A Solana sender's key is ed25519 and has no address on Base.
 func RefundAddressOnBase(sender string) (string, bool) {
-	k := SenderKey(sender)
-	if !IsEVMAddress(k) {
-		return "", false
+	a := strings.TrimSpace(sender)
+	if IsEVMAddress(a) {
+		return strings.ToLower(a), true
 	}
-	return k, true
+	if id, err := TronAddressBytes(a); err == nil {
+		return "0x" + hex.EncodeToString(id[:]), true
+	}
+	return "", false
 }

@@ -226,3 +226,31 @@ func TestSameSender(t *testing.T) {
 		}
 	}
 }
+
+// TestRefundAddressOnBase: an EVM sender is refunded at itself, a Tron sender at its 0x body
+// (the same key's EVM address, which SameSender takes as the same sender), a Solana sender and
+// anything unreadable nowhere.
+func TestRefundAddressOnBase(t *testing.T) {
+	evm := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+	for _, c := range []struct {
+		sender, want string
+		ok           bool
+	}{
+		{evm, strings.ToLower(evm), true},
+		{strings.ToLower(evm), strings.ToLower(evm), true},
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "0xa614f803b6fd780986a42c78ec9c7f77e6ded13c", true},
+		{"TBhCfAytTEh52WFL6HYr64i2nmc3u3TCUp", "0x12e94f5a3c88b17d2f6e0b9a45cd310f8e7a6d29", true},
+		{"7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", "", false}, // Solana
+		{"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T", "", false},          // a Tron address with a wrong checksum
+		{"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", "", false},  // a wrong EIP-55 checksum
+		{"", "", false},
+	} {
+		got, ok := RefundAddressOnBase(c.sender)
+		if got != c.want || ok != c.ok {
+			t.Errorf("RefundAddressOnBase(%q) = %q, %v; want %q, %v", c.sender, got, ok, c.want, c.ok)
+		}
+		if ok && !SameSender(got, c.sender) {
+			t.Errorf("RefundAddressOnBase(%q) = %s, which is not the same sender", c.sender, got)
+		}
+	}
+}

@@ -16,12 +16,14 @@ type Addresses struct {
 	Config *config.Config
 }
 
-// V1Address is the deposit address of v1 transfer id on network and its derivation path.
+// V1Address is the deposit address of v1 transfer id on network and its derivation path: on an
+// EVM network its 0x address, on tron the same key's Base58Check address (Public.DepositAddress).
+// Solana takes no v1 transfers: its keys are not derived from the deposit key.
 func (a Addresses) V1Address(network payoutv1.Network, id string) (string, string, error) {
 	if a.Public == nil {
 		return "", "", apierror.Errorf(apierror.Unavailable, "v1 deposit addresses cannot be issued: no deposit key is configured")
 	}
-	if n, ok := a.Config.Network(network); !ok || n.Kind != config.KindEVM {
+	if n, ok := a.Config.Network(network); !ok || (n.Kind != config.KindEVM && n.Kind != config.KindTron) {
 		return "", "", apierror.FieldErrorf("source_network", "v1 deposits are not taken on %s", network)
 	}
 	return a.Public.DepositAddress(network, id)

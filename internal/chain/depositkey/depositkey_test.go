@@ -186,3 +186,43 @@ func BenchmarkDepositAddress(b *testing.B) {
 		}
 	}
 }
+
+// TestAddressesV1OnTron: a v1 transfer on tron is issued the deposit key's address in Tron's
+// Base58Check spelling, the same key as on the EVM networks; solana, and a network that is not
+// configured, take no v1 deposits.
+func TestAddressesV1OnTron(t *testing.T) {
+	_, xpub, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := NewPublic(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`networks:
+  base: {rpc: [http://127.0.0.1:1], chainID: 8453, tokens: {usdc: {contract: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}}}
+  tron: {rpc: [http://127.0.0.1:1], chainID: 728126428, tokens: {usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}}}
+  solana: {rpc: [http://127.0.0.1:1], tokens: {usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Addresses{Public: pub, Config: cfg}
+	const id = "0123456789abcdef01234567"
+	tron, path, err := a.V1Address(payoutv1.NetworkTron, id)
+	if err != nil || !chain.IsTronAddress(tron) {
+		t.Fatalf("V1Address(tron) = %s, %s, %v", tron, path, err)
+	}
+	evm, evmPath, err := a.V1Address(payoutv1.NetworkBase, id)
+	if err != nil || evmPath != path {
+		t.Fatalf("V1Address(base) = %s, %s, %v", evm, evmPath, err)
+	}
+	if body, _ := chain.TronAddressToHex(tron); body != evm {
+		t.Errorf("the tron deposit address %s is %s, not the key's EVM address %s", tron, body, evm)
+	}
+	for _, n := range []payoutv1.Network{payoutv1.NetworkSolana, payoutv1.NetworkPolygon} {
+		if addr, _, err := a.V1Address(n, id); err == nil {
+			t.Errorf("V1Address(%s) = %s: issued", n, addr)
+		}
+	}
+}

@@ -19,6 +19,10 @@ import (
 
 const wallet = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"
 
+// tronSender is the Tron spelling (Base58Check) of testgen.Deposit's sender
+// 0x8ba1f109551bd432803012645ac136ddd64dba72.
+var tronSender, _ = chain.TronAddressFromHex("0x8ba1f109551bd432803012645ac136ddd64dba72")
+
 func refundOf(id string) *payoutv1.Refund {
 	return &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: id}, Spec: payoutv1.RefundSpec{Transfer: id}}
 }
@@ -67,6 +71,10 @@ func TestAdmit(t *testing.T) {
 		}), payoutv1.RefundRefused, "already refunded"},
 		{"a zero amount", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) { tr.Status.Deposit.Amount = "0" }), payoutv1.RefundRefused, "did not fail with a deposit"},
 		{"refundable", testgen.Transfer("payout-acme", id, failedWithDeposit), payoutv1.RefundPending, "25000000 usdc base units"},
+		// a Tron sender is refunded at its 0x body on Base: the same key's address
+		{"a Tron sender", testgen.Transfer("payout-acme", id, failedWithDeposit, func(tr *payoutv1.Transfer) {
+			tr.Status.Deposit.Network, tr.Status.Deposit.Token, tr.Status.Deposit.From = payoutv1.NetworkTron, payoutv1.TokenUSDT, tronSender
+		}), payoutv1.RefundPending, "from " + tronSender},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
