@@ -24,6 +24,16 @@ type CountryCode string
 // +kubebuilder:validation:Enum=usdc;usdt
 type Token string
 
+// EVM reports whether the network is an EVM network: one key has one address on all of them,
+// so a v1 deposit address issued on one is the same address on every other.
+func (n Network) EVM() bool {
+	switch n {
+	case NetworkArbitrum, NetworkAvalanche, NetworkBase, NetworkEthereum, NetworkPolygon:
+		return true
+	}
+	return false
+}
+
 // Network is a blockchain network deposits can arrive on.
 // +kubebuilder:validation:Enum=arbitrum;avalanche;base;ethereum;polygon;solana;tron
 type Network string

@@ -181,7 +181,9 @@ func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error)
 			continue
 		}
 		from, to, amount, ok := l.transfer()
-		if !ok {
+		if !ok || amount.Sign() == 0 {
+			// a zero-value Transfer (a transferFrom of nothing) moves no funds: anyone can emit
+			// one to any address, so it is not a deposit
 			continue
 		}
 		st.Logs++

@@ -23,10 +23,15 @@ import (
 )
 
 // AddressBook is the chain.AddressBook of the operator: the deposit address of every v1
-// transfer, by network, from the Transfer informer the manager's cache already runs. A transfer
-// stays in the book while its object exists, so a late deposit to a closed transfer is still
-// recorded; it leaves when the transfer is deleted (archived). A lookup is one map read under a
-// read lock: the cost per log is the same with a hundred or a hundred thousand open addresses.
+// transfer, from the Transfer informer the manager's cache already runs. A transfer stays in the
+// book while its object exists, so a late deposit to a closed transfer is still recorded; it
+// leaves when the transfer is deleted (archived). A lookup is one map read under a read lock:
+// the cost per log is the same with a hundred or a hundred thousand open addresses.
+//
+// An address issued on an EVM network is the same address on every EVM network (one key), so
+// the book answers for it on all of them: a deposit sent on the wrong EVM network is recorded
+// under the network it arrived on, and the transfer keeps it as a stray deposit, refundable
+// there, instead of it going unseen. Tron's addresses are its own.
 type AddressBook struct {
 	cache cache.Cache
 	log   logr.Logger
@@ -37,8 +42,18 @@ type AddressBook struct {
 }
 
 type bookKey struct {
-	network payoutv1.Network
-	address string // NormalizeWallet form: lower-case 0x hex for EVM
+	family  payoutv1.Network // evmFamily for every EVM network, else the network
+	address string           // NormalizeWallet form: lower-case 0x hex for EVM
+}
+
+// evmFamily keys the addresses shared by every EVM network.
+const evmFamily payoutv1.Network = "evm"
+
+func keyOf(network payoutv1.Network, address string) bookKey {
+	if network.EVM() {
+		network = evmFamily
+	}
+	return bookKey{network, payoutv1.NormalizeWallet(address)}
 }
 
 // NewAddressBook makes a book fed by c's Transfer informer once Start runs.
@@ -49,7 +64,7 @@ func NewAddressBook(c cache.Cache, log logr.Logger) *AddressBook {
 // TransferFor implements chain.AddressBook.
 func (b *AddressBook) TransferFor(network payoutv1.Network, address string) (types.NamespacedName, bool) {
 	b.mu.RLock()
-	tr, ok := b.byAddr[bookKey{network, payoutv1.NormalizeWallet(address)}]
+	tr, ok := b.byAddr[keyOf(network, address)]
 	b.mu.RUnlock()
 	return tr, ok
 }
@@ -107,7 +122,7 @@ func entry(obj any) (bookKey, types.NamespacedName, bool) {
 	if !ok || t.Spec.Method != payoutv1.TransferV1 || t.Spec.DepositAddress == "" {
 		return bookKey{}, types.NamespacedName{}, false
 	}
-	return bookKey{t.Spec.SourceNetwork, payoutv1.NormalizeWallet(t.Spec.DepositAddress)},
+	return keyOf(t.Spec.SourceNetwork, t.Spec.DepositAddress),
 		types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, true
 }
 
@@ -121,7 +136,7 @@ func (b *AddressBook) put(obj any) {
 	if old, taken := b.byAddr[k]; taken && old != tr {
 		// Addresses are derived from unique transfer ids: this is a bug or a hand-made object.
 		// The first holder keeps the address.
-		b.log.Error(nil, "two transfers have one deposit address; deposits go to the first", "address", k.address, "network", k.network, "first", old, "second", tr)
+		b.log.Error(nil, "two transfers have one deposit address; deposits go to the first", "address", k.address, "network", k.family, "first", old, "second", tr)
 		return
 	}
 	b.byAddr[k] = tr

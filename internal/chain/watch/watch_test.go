@@ -476,3 +476,43 @@ func TestNodeDownAtStartKeepsTheCursor(t *testing.T) {
 		t.Fatalf("deposits after the node came back: %+v", got)
 	}
 }
+
+// TestDepositOnAnotherEVMNetworkIsRecorded: a v1 deposit address is the same on every EVM
+// network, so USDC sent on polygon to a base transfer's address is recorded, under polygon, for
+// that transfer (which keeps it as a stray, refundable on polygon); a zero-value transfer to the
+// address, which anyone can emit, is no deposit.
+func TestDepositOnAnotherEVMNetworkIsRecorded(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Base, devchain.Polygon)
+	base, poly := set.Chains[devchain.Base], set.Chains[devchain.Polygon]
+	for _, c := range []*devchain.Chain{base, poly} {
+		chaintest.ManualMining(t, c)
+	}
+	deleteCursor(t, payoutv1.NetworkBase)
+	deleteCursor(t, payoutv1.NetworkPolygon)
+	ns := namespace(t)
+	id := newID()
+	addr := transfer(t, ns, id, payoutv1.NetworkBase)
+	cfg := configOf(base, 1)
+	polyNet := chaintest.Network(poly, 1)
+	cfg.Networks[payoutv1.NetworkPolygon] = &polyNet
+	startOperator(t, cfg)
+	waitScanned(t, payoutv1.NetworkPolygon, chaintest.Head(t, poly))
+
+	zero, _ := chaintest.Send(t, poly, set.FundedKey, devchain.USDC, addr, 0)
+	tx, block := chaintest.Send(t, poly, set.FundedKey, devchain.USDC, addr, 7_000_000)
+	waitScanned(t, payoutv1.NetworkPolygon, block)
+	eventually(t, 10*time.Second, "the polygon deposit", func() bool { return len(depositsOf(t, ns)) >= 1 })
+	time.Sleep(300 * time.Millisecond) // a few more polls: nothing else may come
+	got := depositsOf(t, ns)
+	if len(got) != 1 {
+		t.Fatalf("want the one polygon deposit, got %d: %+v", len(got), got)
+	}
+	d := got[0]
+	if d.Spec.Network != payoutv1.NetworkPolygon || d.Spec.Transfer != id || d.Labels[payoutv1.DepositTransferLabel] != id ||
+		!strings.EqualFold(d.Spec.TxHash, tx.Hash().Hex()) || d.Spec.Amount != "7000000" {
+		t.Fatalf("deposit %+v", d.Spec)
+	}
+	if strings.EqualFold(d.Spec.TxHash, zero.Hash().Hex()) {
+		t.Fatal("a zero-value transfer was recorded as a deposit")
+	}
+}
