@@ -378,7 +378,11 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 	if t.Spec.TxHash != "" {
 		return s.confirmed(w, t, hash)
 	}
-	if s.hashOfDeposit(ctx, hash) {
+	used, err := s.hashOfDeposit(ctx, hash)
+	if err != nil {
+		return err
+	}
+	if used {
 		return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash)
 	}
 	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
@@ -454,14 +458,20 @@ var confirmMessages = map[payoutv1.TransferPhase]string{
 }
 
 // hashOfDeposit reports whether a deposit the chain watcher recorded (a v1 transfer's) has this
-// transaction hash: such a hash is linked to a transfer already (rule 1).
-func (s *Server) hashOfDeposit(ctx context.Context, hash string) bool {
+// transaction hash: such a hash is linked to a transfer already (rule 1). Deposits that cannot
+// be read are a 503, never "not linked": rule 1 fails closed.
+func (s *Server) hashOfDeposit(ctx context.Context, hash string) (bool, error) {
 	list := &payoutv1.DepositList{}
 	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.DepositTxHash: strings.ToLower(hash)}); err != nil {
-		return false
+		s.cfg.Log.Error(err, "listing the deposits of a transaction hash", "hash", hash)
+		return false, errHashUnknown
 	}
-	return len(list.Items) > 0
+	return len(list.Items) > 0, nil
 }
+
+// errHashUnknown answers a confirmation whose hash cannot be checked against the hashes already
+// linked to transfers.
+var errHashUnknown = apierror.Errorf(apierror.Unavailable, "whether tx_hash is already linked to a transfer cannot be checked at the moment; retry shortly")
 
 // requireKYC applies the KYC wallet rule of transfers: on an account that requires KYC the wallet
 // must be given and verified for the account, before any other processing; a missing or

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -278,6 +280,23 @@ var _ = Describe("v2 transfer creation and confirmation (spec 4.11, 4.12)", func
 		Expect(errorText(confirm(v1, "0x"+strings.Repeat("4d", 32)), 400)).To(HavePrefix("transfer_id"))
 	})
 
+	It("answers 503 and records nothing when the deposits' hashes cannot be read (issue 22 item 11)", func() {
+		p := newPayee()
+		r := p.c.post("/api/payouts/transfer/v2", v1Body(p.quote("EUR", "21.00"), "21.00", p.rid))
+		Expect(r.status).To(Equal(200), "%s", r)
+		id := r.json()["transfer_id"].(string)
+		cfg := baseCfg
+		cfg.Client = failingDepositLists{Client: baseCfg.Client}
+		blind := openServer(cfg)
+		confirm := obj{"transfer_id": id, "tx_hash": "0x" + strings.Repeat("6f", 32)}
+		r = p.c.on(blind).post("/api/payouts/transfer/v2/confirm-transfer", confirm)
+		Expect(errorText(r, 503)).To(ContainSubstring("retry shortly"))
+		Expect(r.header.Get("Retry-After")).NotTo(BeEmpty())
+		Expect(storedTransfer(p.account, id).Spec.TxHash).To(BeEmpty(), "rule 1 could not be checked: nothing is recorded")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimTxHash, confirm["tx_hash"].(string))), &payoutv1.Claim{}))).To(BeTrue())
+		Expect(p.c.post("/api/payouts/transfer/v2/confirm-transfer", confirm).status).To(Equal(200), "a facade that can read them records it")
+	})
+
 	It("confirms one hash on two transfers at once for one of them only", func() {
 		p := newPayee()
 		hash := "0x" + strings.Repeat("5e", 32)
@@ -382,4 +401,16 @@ func (c deletingBeforeCreate) Create(ctx context.Context, obj client.Object, opt
 		Expect(env.Client.Update(ctx, rc)).To(Succeed())
 	}
 	return c.Client.Create(ctx, obj, opts...)
+}
+
+// failingDepositLists fails every list of deposits, as a cache that cannot answer would.
+type failingDepositLists struct {
+	client.Client
+}
+
+func (c failingDepositLists) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*payoutv1.DepositList); ok {
+		return errors.New("the deposit informer is not synced")
+	}
+	return c.Client.List(ctx, list, opts...)
 }
