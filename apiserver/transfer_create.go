@@ -301,11 +301,27 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 		return nil, err
 	}
 	if err := s.createOwned(ctx, c, t); err != nil {
-		s.release(ctx, claim)
-		if apierrors.IsAlreadyExists(err) {
+		// The claim is given back only when the transfer certainly does not exist: a create
+		// that timed out after etcd committed it would otherwise free its customer_uuid for a
+		// second transfer.
+		stored := &payoutv1.Transfer{}
+		switch s.settleCreate(ctx, t, stored, err, func() bool { return stored.Spec.CustomerUUID == t.Spec.CustomerUUID }) {
+		case createStored:
+			t = stored // only the answer was lost: carry on with the transfer as stored
+		case createTaken:
+			s.release(ctx, claim)
 			return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+		case createRefused:
+			s.release(ctx, claim)
+			if apierrors.IsAlreadyExists(err) {
+				return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+			}
+			return nil, err
+		default:
+			// Kept: the claim controller releases it once its grace is over if no transfer
+			// appeared; until then the customer_uuid answers 409.
+			return nil, err
 		}
-		return nil, err
 	}
 	// The recipient may have been deleted between the read of rule 5 and the create, and its
 	// deletion may have listed the transfers before this one existed: stop it here. A quorum

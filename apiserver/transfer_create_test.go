@@ -121,6 +121,39 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(t.Spec.Cancellation.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
 	})
 
+	It("keeps the customer_uuid of a create whose answer was lost after the transfer was stored (issue 22 item 10)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = lostCreateAnswer{Client: baseCfg.Client, store: true}
+		lossy := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		r := p.c.on(lossy).post("/api/payouts/transfer", b)
+		Expect(r.status).To(Equal(200), "the transfer is stored, so it is answered: %s", r)
+		id := r.json()["transfer"].(map[string]any)["id"].(string)
+		Expect(storedTransfer(p.account, id).Spec.CustomerUUID).To(Equal(b["customer_uuid"]))
+
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
+		Expect(transfersOf(p.account)).To(HaveLen(1), "one customer_uuid, one transfer")
+	})
+
+	It("holds the customer_uuid of a create whose outcome is unknown (issue 22 item 10)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = lostCreateAnswer{Client: baseCfg.Client}
+		lossy := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		Expect(errorText(p.c.on(lossy).post("/api/payouts/transfer", b), 500)).To(Equal("internal error"))
+		// The API server might still carry the create out: the claim stays until the claim
+		// controller's grace is over and no transfer appeared.
+		Expect(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))), &payoutv1.Claim{})).To(Succeed())
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
+		Expect(transfersOf(p.account)).To(BeEmpty())
+	})
+
 	It("gives one of 20 concurrent creates with one customer_uuid a 200 and the others 409", func() {
 		p := newPayee()
 		cu := uuid.NewString()
@@ -401,6 +434,28 @@ func (c deletingBeforeCreate) Create(ctx context.Context, obj client.Object, opt
 		Expect(env.Client.Update(ctx, rc)).To(Succeed())
 	}
 	return c.Client.Create(ctx, obj, opts...)
+}
+
+// lostCreateAnswer answers every create of a transfer or a recipient with the API server's
+// timeout, after carrying it out when store is set (etcd committed, the answer was lost) and
+// without when not (the outcome unknown to the caller).
+type lostCreateAnswer struct {
+	client.Client
+	store bool
+}
+
+func (c lostCreateAnswer) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	switch obj.(type) {
+	case *payoutv1.Transfer, *payoutv1.Recipient:
+	default:
+		return c.Client.Create(ctx, obj, opts...)
+	}
+	if c.store {
+		if err := c.Client.Create(ctx, obj.DeepCopyObject().(client.Object), opts...); err != nil {
+			return err
+		}
+	}
+	return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
 }
 
 // failingDepositLists fails every list of deposits, as a cache that cannot answer would.
