@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -332,14 +334,91 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 	cur := &payoutv1.Recipient{}
 	err = s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur)
 	if err == nil && cur.Spec.Deactivated {
-		msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
-		if _, err := s.cancelTransfer(ctx, t, payoutv1.FailureRecipientDeleted, msg); err != nil {
-			return nil, err
-		}
-		return nil, apierror.FieldErrorf("recipientId", "recipient %d was deleted while the transfer was being created; the transfer %s is cancelled", rc.Spec.ID, id)
+		return s.recipientGoneDuringCreate(ctx, t, claim, cur)
 	}
 	s.awaitCached(ctx, t)
 	return t, nil
+}
+
+// recipientGoneDuringCreate settles a transfer whose recipient was deleted (or updated) between
+// rule 5's read and the transfer's create (docs/api.md, "A recipient deleted during a create").
+// A transfer nobody else has acted on is withdrawn: deleted, its customer_uuid claim released,
+// and the caller gets the 400 rule 5 would have given a moment later; nothing of it remains,
+// nothing is mailed, and a retry with the same customer_uuid (and quote) can succeed. A transfer
+// someone else has acted on exists for others to see (the deletion counted it in
+// transfers_failed, or its hash was confirmed): it is answered as it stands, cancelled if its
+// recipient was deleted through the API, and it ends as any cancelled transfer does.
+func (s *Server) recipientGoneDuringCreate(ctx context.Context, t *payoutv1.Transfer, claim *payoutv1.Claim, rc *payoutv1.Recipient) (*payoutv1.Transfer, error) {
+	withdrawn, cur, err := s.withdrawTransfer(ctx, t)
+	if withdrawn {
+		s.release(ctx, claim)
+		return nil, inactiveRecipient(t.Spec.RecipientID, rc, "; no transfer was created")
+	}
+	if err != nil {
+		// It still exists, so it is answered like a transfer someone acted on.
+		s.cfg.Log.Error(err, "withdrawing a transfer whose recipient was deleted during its create", "transfer", t.Name, "namespace", t.Namespace)
+		cur = t.DeepCopy() // a stale base: the cancellation reads it again on conflict
+	}
+	if _, deleted := rc.DeletedAt(); deleted {
+		msg := "recipient " + strconv.FormatInt(t.Spec.RecipientID, 10) + " was deleted"
+		if _, err := s.cancelTransfer(ctx, cur, payoutv1.FailureRecipientDeleted, msg); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); err != nil {
+		return nil, err
+	}
+	s.awaitCached(ctx, cur)
+	return cur, nil
+}
+
+// withdrawTransfer deletes t, just created, unless someone else has acted on it (see untouched):
+// under its resourceVersion, so that a cancellation or a hash recorded meanwhile stops it. It
+// returns whether t is gone and, when it is not, t as stored.
+func (s *Server) withdrawTransfer(ctx context.Context, t *payoutv1.Transfer) (bool, *payoutv1.Transfer, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	cur, gone := t.DeepCopy(), false
+	err := retryConflict(ctx, func() error {
+		if !untouched(cur) {
+			return nil
+		}
+		uid, rv := cur.UID, cur.ResourceVersion
+		err := s.cfg.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if apierrors.IsConflict(err) {
+			// the controller's first status write, or someone acting on it: look again
+			if gerr := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); gerr != nil {
+				return gerr
+			}
+			return err
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		gone = true
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		gone, err = true, nil
+	}
+	if err != nil || !gone {
+		return false, cur, err
+	}
+	s.awaitGone(ctx, t) // a retry's check of the quote reads the cache
+	return true, nil, nil
+}
+
+// untouched reports whether nobody but the create's caller has acted on t: no cancellation, no
+// hash, and no fact in its status (the controller's opening phase, history line and conditions
+// aside). Anything else means that someone saw the transfer, or that money or mail is attached
+// to it: such a transfer is never withdrawn.
+func untouched(t *payoutv1.Transfer) bool {
+	if t.Spec.Cancellation != nil || t.Spec.TxHash != "" {
+		return false
+	}
+	st := t.Status.DeepCopy()
+	st.Phase, st.History, st.UpdatedAt, st.ObservedGeneration, st.Conditions = "", nil, nil, 0, nil
+	return equality.Semantic.DeepEqual(*st, payoutv1.TransferStatus{})
 }
 
 func quoteSnapshot(q *payoutv1.Quote) payoutv1.QuoteSnapshot {
@@ -573,12 +652,18 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*pa
 		return nil, err
 	}
 	if rc.Spec.Deactivated {
-		if rc.Spec.ReplacedBy != nil {
-			return nil, apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d", id, *rc.Spec.ReplacedBy)
-		}
-		return nil, apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers", id)
+		return nil, inactiveRecipient(id, rc, "")
 	}
 	return rc, nil
+}
+
+// inactiveRecipient is rule 5's answer for a recipient that takes no more transfers, with more
+// said after it.
+func inactiveRecipient(id int64, rc *payoutv1.Recipient, more string) error {
+	if rc.Spec.ReplacedBy != nil {
+		return apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d%s", id, *rc.Spec.ReplacedBy, more)
+	}
+	return apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers%s", id, more)
 }
 
 // checkTransferFields validates the request's own fields (400); customer_email is optional on

@@ -108,17 +108,53 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(got["deposit_address"]).To(Equal(tr["deposit_address"]))
 	})
 
-	It("cancels a transfer whose recipient is deleted between its check and its create", func() {
+	It("withdraws a transfer whose recipient is deleted between its check and its create: 400, nothing left, the customer_uuid free (issue 22 item 13)", func() {
 		p := newPayee()
-		cfg := srv.cfg
-		cfg.Client = deletingBeforeCreate{Client: srv.cfg.Client, recipient: client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: strconv.FormatInt(p.rid, 10)}}
+		cfg := baseCfg
+		cfg.Client = aroundTransferCreate{Client: baseCfg.Client, before: func() {
+			// the deletion lists the recipient's transfers before this one exists
+			Expect(p.c.do("DELETE", rpath(p.rid), nil).body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, p.rid)))
+		}}
 		racing := openServer(cfg)
 		qid := p.quote("EUR", "25.00")
-		r := p.c.on(racing).post("/api/payouts/transfer", v1Body(qid, "25.00", p.rid))
-		Expect(errorText(r, 400)).To(ContainSubstring("was deleted while the transfer was being created"))
-		t := storedTransfer(p.account, payoutv1.TransferNameForQuote(qid))
-		Expect(t.Spec.Cancellation).NotTo(BeNil(), "the transfer is cancelled, for the controller to fail it")
+		b := v1Body(qid, "25.00", p.rid)
+		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		Expect(errorText(r, 400)).To(Equal(fmt.Sprintf("recipientId: recipient %d is deleted and takes no transfers; no transfer was created", p.rid)))
+		name := payoutv1.TransferNameForQuote(qid)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: name}, &payoutv1.Transfer{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no transfer is left to fail and mail the customer: %v", err)
+		Expect(p.c.get("/api/payouts/transfer/" + name).status).To(Equal(404))
+		claim := payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(claim), &payoutv1.Claim{}))).To(BeTrue(), "the customer_uuid claim is released")
+
+		// the caller's retry, to another recipient, with the same customer_uuid and quote
+		b["recipientId"] = idOf(p.create(ibanBody("Second Payee")))
+		r = p.c.post("/api/payouts/transfer", b)
+		Expect(r.status).To(Equal(200), "%s", r)
+		Expect(r.json()["transfer"].(map[string]any)["id"]).To(Equal(name))
+	})
+
+	It("answers with a transfer that the recipient's deletion already stopped, as it exists (issue 22 item 13)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = aroundTransferCreate{Client: baseCfg.Client, after: func() {
+			// the deletion lists the recipient's transfers after this one exists: it stops it
+			Expect(p.c.do("DELETE", rpath(p.rid), nil).body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":1}`, p.rid)))
+		}}
+		racing := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		Expect(r.status).To(Equal(200), "the transfer exists and was counted in transfers_failed: %s", r)
+		id := r.json()["transfer"].(map[string]any)["id"].(string)
+		t := storedTransfer(p.account, id)
+		Expect(t.Spec.Cancellation).NotTo(BeNil())
 		Expect(t.Spec.Cancellation.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Eventually(func() string {
+			return p.c.get("/api/payouts/transfer/" + id).json()["transfer"].(map[string]any)["status"].(string)
+		}).Should(Equal("failed"))
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", idOf(p.create(ibanBody("Second Payee"))))
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
 	})
 
 	It("keeps the customer_uuid of a create whose answer was lost after the transfer was stored (issue 22 item 10)", func() {
@@ -419,21 +455,25 @@ func transfersOf(acct *account) []payoutv1.Transfer {
 	return list.Items
 }
 
-// deletingBeforeCreate deactivates a recipient, as its DELETE does, just before the facade's
-// create of a transfer goes through: the race the post-create check closes.
-type deletingBeforeCreate struct {
+// aroundTransferCreate runs before and after the facade's create of a transfer (either may be
+// nil): a recipient's deletion racing with the create, on either side of it.
+type aroundTransferCreate struct {
 	client.Client
-	recipient client.ObjectKey
+	before, after func()
 }
 
-func (c deletingBeforeCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if _, ok := obj.(*payoutv1.Transfer); ok {
-		rc := &payoutv1.Recipient{}
-		Expect(env.Client.Get(ctx, c.recipient, rc)).To(Succeed())
-		rc.Spec.Deactivated = true
-		Expect(env.Client.Update(ctx, rc)).To(Succeed())
+func (c aroundTransferCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	_, isTransfer := obj.(*payoutv1.Transfer)
+	if isTransfer && c.before != nil {
+		c.before()
 	}
-	return c.Client.Create(ctx, obj, opts...)
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	if isTransfer && c.after != nil {
+		c.after()
+	}
+	return nil
 }
 
 // lostCreateAnswer answers every create of a transfer or a recipient with the API server's
