@@ -764,6 +764,16 @@ func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest
 	if amount.Sub(mustDecimal(string(q.Spec.SourceAmount))).Abs().GreaterThan(decimal.New(1, -2)) {
 		return nil, apierror.FieldErrorf("amount", "must equal the quoted amount %s within 0.01", q.Spec.SourceAmount)
 	}
+	// The payout is priced for the amount sent (pricing.PayoutTarget): a cent under a quote that
+	// barely delivers may deliver nothing.
+	pays, err := pricing.PayoutTarget(quoteSnapshot(q), payoutv1.USDAmount(amount.StringFixed(2)))
+	if err != nil {
+		return nil, err
+	}
+	if !mustDecimal(string(pays)).IsPositive() {
+		return nil, apierror.FieldErrorf("amount", "%s USD leaves nothing to pay out in %s after the quoted fees; send the quoted amount %s",
+			amount.StringFixed(2), q.Spec.TargetCurrency, q.Spec.SourceAmount)
+	}
 	return q, nil
 }
 

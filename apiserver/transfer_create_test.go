@@ -190,6 +190,15 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(transfersOf(p.account)).To(BeEmpty())
 	})
 
+	It("refuses an amount a cent under a quote when that cent leaves nothing to pay out (issue 22 item 9)", func() {
+		p := newPayee()
+		// 0.27 USD: fees 0.25 (0.35% FX, 0.25 payout), 0.02 × 0.88022588 pays 0.01 EUR; 0.26 pays 0
+		Expect(errorText(p.c.post("/api/payouts/transfer", v1Body(p.quote("EUR", "0.27"), "0.26", p.rid)), 400)).
+			To(Equal("amount: 0.26 USD leaves nothing to pay out in EUR after the quoted fees; send the quoted amount 0.27"))
+		r := p.c.post("/api/payouts/transfer", v1Body(p.quote("EUR", "0.27"), "0.27", p.rid))
+		Expect(r.status).To(Equal(200), "%s", r)
+	})
+
 	It("gives one of 20 concurrent creates with one customer_uuid a 200 and the others 409", func() {
 		p := newPayee()
 		cu := uuid.NewString()
