@@ -4,9 +4,35 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
+
+// Snapshot is the quote as the service stores it, in a Quote's spec and in the spec.quote of
+// the transfer made on it: USD amounts to the cent, the target amount to the currency's minor
+// units, the rate and the percentage exactly. PayoutTarget reads it back.
+func (q *QuoteResult) Snapshot() payoutv1.QuoteSnapshot {
+	minor, _ := MinorUnits(q.TargetCurrency)
+	s := payoutv1.QuoteSnapshot{
+		SourceAmount:      payoutv1.USDAmount(q.SourceAmount.StringFixed(usdMinorUnits)),
+		ServiceFeePercent: payoutv1.Decimal(q.ServiceFeePercent.String()),
+		TargetCurrency:    payoutv1.CurrencyCode(q.TargetCurrency),
+		USDToTargetRate:   payoutv1.Decimal(q.UsdToTargetRate.String()),
+		TargetAmount:      payoutv1.Decimal(q.Quote.TargetAmount.StringFixed(minor)),
+		TransferFee:       payoutv1.Decimal(q.Quote.TransferFee.StringFixed(usdMinorUnits)),
+		EstimatedDelivery: metav1.NewTime(q.Quote.EstimatedDelivery),
+	}
+	if q.ProviderCharge != nil {
+		d := payoutv1.Decimal(q.ProviderCharge.StringFixed(usdMinorUnits))
+		s.ProviderCharge = &d
+	}
+	if q.ServiceFeeFixed != nil {
+		d := payoutv1.Decimal(q.ServiceFeeFixed.StringFixed(usdMinorUnits))
+		s.ServiceFeeFixed = &d
+	}
+	return s
+}
 
 // PayoutTarget is what a transfer pays its recipient, in the quote's target currency, for
 // amount: the USD the customer is asked to send, which spec 4.10 lets differ from the quote's

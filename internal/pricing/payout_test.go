@@ -4,35 +4,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
-
-// snapshotOf is a quote as a transfer stores it: the text the facade writes into the Quote
-// resource (apiserver.quoteResource) and copies into the transfer's spec.quote.
-func snapshotOf(q *QuoteResult) payoutv1.QuoteSnapshot {
-	minor, _ := MinorUnits(q.TargetCurrency)
-	s := payoutv1.QuoteSnapshot{
-		SourceAmount:      payoutv1.USDAmount(q.SourceAmount.StringFixed(2)),
-		ServiceFeePercent: payoutv1.Decimal(q.ServiceFeePercent.String()),
-		TargetCurrency:    payoutv1.CurrencyCode(q.TargetCurrency),
-		USDToTargetRate:   payoutv1.Decimal(q.UsdToTargetRate.String()),
-		TargetAmount:      payoutv1.Decimal(q.Quote.TargetAmount.StringFixed(minor)),
-		TransferFee:       payoutv1.Decimal(q.Quote.TransferFee.StringFixed(2)),
-	}
-	if q.ProviderCharge != nil {
-		d := payoutv1.Decimal(q.ProviderCharge.StringFixed(2))
-		s.ProviderCharge = &d
-	}
-	if q.ServiceFeeFixed != nil {
-		d := payoutv1.Decimal(q.ServiceFeeFixed.StringFixed(2))
-		s.ServiceFeeFixed = &d
-	}
-	return s
-}
 
 // TestPayoutTargetTable pins the payout of the transfer fixtures' quote (25.00 USD, transfer fee
 // 0.50, no service fee, 0.88022588 EUR per USD) for the amounts rule 6 allows, and of a quote
@@ -102,39 +78,21 @@ func TestPayoutTargetRefuses(t *testing.T) {
 // cent, truncated, never more than a cent's worth away from the quote.
 func TestPayoutTargetProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(20261130, 9))
-	codes := Currencies()
 	snapshot := snapshotTable(t)
-	rates := snapshot
+	var rates *RateTable
 	moved := 0
 	for i := range propertyIterations {
-		if i%1000 == 0 {
-			rates = snapshot
-			if i%2000 == 1000 {
-				rates = randomRates(t, r)
-			}
-		}
-		cur := codes[r.IntN(len(codes))]
-		in := QuoteInput{
-			SourceAmount:      randomCents(r),
-			TargetCurrency:    cur,
-			ServiceFeePercent: randomPercent(r, 5000),
-			V2Offloader:       r.IntN(3) == 0,
-			EmailRecipient:    r.IntN(4) == 0,
-			Rates:             rates,
-			Now:               wednesday.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour)))),
-		}
-		if r.IntN(2) == 0 {
-			in.Tariff = Tariff{cur: randomCorridor(r)}
-		}
+		rates = propertyRates(t, r, i, snapshot, rates)
+		in, _ := randomQuoteInput(r, rates)
 		q := mustPrice(t, in)
-		snap := snapshotOf(q)
+		snap := q.Snapshot()
 
 		got, err := PayoutTarget(snap, snap.SourceAmount)
 		if err != nil || got != snap.TargetAmount {
 			t.Fatalf("%+v: the quoted amount %s is paid %q (%v), the quote says %s", in, snap.SourceAmount, got, err, snap.TargetAmount)
 		}
 
-		minor, _ := MinorUnits(cur)
+		minor, _ := MinorUnits(in.TargetCurrency)
 		ulp := decimal.New(1, -minor)
 		for _, delta := range []decimal.Decimal{cent.Neg(), cent} {
 			amount := q.SourceAmount.Add(delta)
