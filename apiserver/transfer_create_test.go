@@ -110,15 +110,13 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 
 	It("withdraws a transfer whose recipient is deleted between its check and its create: 400, nothing left, the customer_uuid free (issue 22 item 13)", func() {
 		p := newPayee()
-		cfg := baseCfg
-		cfg.Client = aroundTransferCreate{Client: baseCfg.Client, before: func() {
-			// the deletion lists the recipient's transfers before this one exists
-			Expect(p.c.do("DELETE", rpath(p.rid), nil).body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, p.rid)))
-		}}
-		racing := openServer(cfg)
+		var deleted []byte
+		racing := deletingAround(p, true, &deleted)
 		qid := p.quote("EUR", "25.00")
 		b := v1Body(qid, "25.00", p.rid)
 		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		// the deletion listed the recipient's transfers before this one existed
+		Expect(deleted).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, p.rid)))
 		Expect(errorText(r, 400)).To(Equal(fmt.Sprintf("recipientId: recipient %d is deleted and takes no transfers; no transfer was created", p.rid)))
 		name := payoutv1.TransferNameForQuote(qid)
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: name}, &payoutv1.Transfer{})
@@ -136,14 +134,12 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 
 	It("answers with a transfer that the recipient's deletion already stopped, as it exists (issue 22 item 13)", func() {
 		p := newPayee()
-		cfg := baseCfg
-		cfg.Client = aroundTransferCreate{Client: baseCfg.Client, after: func() {
-			// the deletion lists the recipient's transfers after this one exists: it stops it
-			Expect(p.c.do("DELETE", rpath(p.rid), nil).body).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":1}`, p.rid)))
-		}}
-		racing := openServer(cfg)
+		var deleted []byte
+		racing := deletingAround(p, false, &deleted)
 		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
 		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		// the deletion listed the recipient's transfers after this one existed: it stopped it
+		Expect(deleted).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":1}`, p.rid)))
 		Expect(r.status).To(Equal(200), "the transfer exists and was counted in transfers_failed: %s", r)
 		id := r.json()["transfer"].(map[string]any)["id"].(string)
 		t := storedTransfer(p.account, id)
@@ -483,6 +479,25 @@ func (c aroundTransferCreate) Create(ctx context.Context, obj client.Object, opt
 		c.after()
 	}
 	return nil
+}
+
+// deletingAround opens a facade on which p's recipient is deleted through the API just before
+// the create of a transfer (before) or just after it; the deletion's answer is kept in deleted.
+func deletingAround(p *payee, before bool, deleted *[]byte) *Server {
+	GinkgoHelper()
+	del := func() {
+		defer GinkgoRecover() // in the facade's handler, not the spec's goroutine
+		*deleted = p.c.do("DELETE", rpath(p.rid), nil).body
+	}
+	around := aroundTransferCreate{Client: baseCfg.Client}
+	if before {
+		around.before = del
+	} else {
+		around.after = del
+	}
+	cfg := baseCfg
+	cfg.Client = around
+	return openServer(cfg)
 }
 
 // lostCreateAnswer answers every create of a transfer or a recipient with the API server's
