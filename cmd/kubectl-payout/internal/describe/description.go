@@ -108,7 +108,7 @@ func quote(id string, q payoutv1.QuoteSnapshot) string {
 
 // pays is what the transfer pays for its amount, the quote's fees as quoted: the quote's target
 // when the amount is the quote's, else a cent's worth off (spec 4.10 lets the amount differ from
-// the quote by 0.01). A stored payout intent shows what was asked of the bank.
+// the quote by 0.01). The Payout line shows what the stored intent asked of the bank.
 func pays(t payoutv1.Transfer) string {
 	target, err := pricing.PayoutTarget(t.Spec.Quote, t.Spec.Amount)
 	if err != nil {
