@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,7 +117,14 @@ func (s *Server) confirmArchived(ctx context.Context, w http.ResponseWriter, c *
 	hash = payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, hash)
 	message := "The transfer is closed and archived; nothing was recorded."
 	if a.TxHash != hash {
-		if s.hashOfDeposit(ctx, hash) || s.hashClaimed(ctx, hash) {
+		used, err := s.hashOfDeposit(ctx, hash)
+		if err == nil && !used {
+			used, err = s.hashClaimed(ctx, hash)
+		}
+		if err != nil {
+			return err
+		}
+		if used {
 			return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash) // rule 1
 		}
 		if err := s.checkArchivedHash(ctx, hash); err != nil {
@@ -136,10 +144,18 @@ func (s *Server) confirmArchived(ctx context.Context, w http.ResponseWriter, c *
 	return nil
 }
 
-// hashClaimed reports whether a live claim holds the hash.
-func (s *Server) hashClaimed(ctx context.Context, hash string) bool {
+// hashClaimed reports whether a live claim holds the hash; a claim that cannot be read is a 503
+// (rule 1 fails closed).
+func (s *Server) hashClaimed(ctx context.Context, hash string) (bool, error) {
 	err := s.cfg.APIReader.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, hash)}, &payoutv1.Claim{})
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	s.cfg.Log.Error(err, "reading the claim of a transaction hash", "hash", hash)
+	return false, errHashUnknown
 }
 
 // archivedAnnotation marks, in memory only, a recipient read from the archive: it is never

@@ -123,28 +123,23 @@ func (s *Server) checkRecipientType(currency, typ string) error {
 
 // quoteResource stores a priced quote.
 func quoteResource(c *Caller, id string, p *pricing.QuoteResult, v2 bool, recipientType string, now time.Time) *payoutv1.Quote {
-	minor, _ := pricing.MinorUnits(p.TargetCurrency)
+	// the stored figures are the snapshot's, so that a transfer's payout reads back what was quoted
+	snap := p.Snapshot()
 	spec := payoutv1.QuoteSpec{
 		Account:           c.Account.Name,
-		SourceAmount:      payoutv1.USDAmount(p.SourceAmount.StringFixed(2)),
-		TargetCurrency:    payoutv1.CurrencyCode(p.TargetCurrency),
-		USDToTargetRate:   payoutv1.Decimal(p.UsdToTargetRate.String()),
-		ServiceFeePercent: payoutv1.Decimal(p.ServiceFeePercent.String()),
-		TargetAmount:      payoutv1.Decimal(p.Quote.TargetAmount.StringFixed(minor)),
-		TransferFee:       payoutv1.Decimal(p.Quote.TransferFee.StringFixed(2)),
-		EstimatedDelivery: metav1.NewTime(p.Quote.EstimatedDelivery),
+		SourceAmount:      snap.SourceAmount,
+		ProviderCharge:    snap.ProviderCharge,
+		ServiceFeeFixed:   snap.ServiceFeeFixed,
+		TargetCurrency:    snap.TargetCurrency,
+		USDToTargetRate:   snap.USDToTargetRate,
+		ServiceFeePercent: snap.ServiceFeePercent,
+		TargetAmount:      snap.TargetAmount,
+		TransferFee:       snap.TransferFee,
+		EstimatedDelivery: snap.EstimatedDelivery,
 		ExpiresAt:         metav1.NewTime(now.Add(quoteValidity)),
 		V2Offloader:       v2,
 		RecipientType:     recipientType,
 		RateSource:        clip(p.RatesSource+" as of "+p.RatesAsOf.UTC().Format(time.RFC3339), maxRateSource),
-	}
-	if p.ProviderCharge != nil {
-		d := payoutv1.Decimal(p.ProviderCharge.StringFixed(2))
-		spec.ProviderCharge = &d
-	}
-	if p.ServiceFeeFixed != nil {
-		d := payoutv1.Decimal(p.ServiceFeeFixed.StringFixed(2))
-		spec.ServiceFeeFixed = &d
 	}
 	if p.Quote.FeeFxAmount != nil {
 		pct, fx, po := payoutv1.Decimal(p.Quote.FeeFxPercent.String()), payoutv1.Decimal(p.Quote.FeeFxAmount.StringFixed(2)), payoutv1.Decimal(p.Quote.FeePayoutAmount.StringFixed(2))

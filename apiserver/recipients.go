@@ -499,8 +499,19 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 			rc.Labels[payoutv1.RecipientLineageLabel] = idText
 		}
 		if err := s.createOwned(ctx, c, rc); err != nil {
-			s.release(ctx, claim)
-			return nil, err
+			// The claim is given back only when the recipient certainly does not exist: a
+			// create that timed out after etcd committed it would otherwise free its id.
+			stored := &payoutv1.Recipient{}
+			// the id's claim is this request's, so a recipient under the id is the one it made
+			switch s.settleCreate(ctx, rc, stored, err, func() bool { return true }) {
+			case createStored:
+				*rc = *stored // only the answer was lost
+			case createRefused:
+				s.release(ctx, claim)
+				return nil, err
+			default: // kept for the claim controller, which releases it if no recipient appears
+				return nil, err
+			}
 		}
 		s.awaitCached(ctx, rc)
 		return claim, nil

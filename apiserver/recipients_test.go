@@ -262,6 +262,18 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		expectNoDuplicates(acct, 2)
 	})
 
+	It("answers a recipient whose create's answer was lost after it was stored, and keeps its id's claim (issue 22 item 10)", func() {
+		cfg := baseCfg
+		cfg.Client = lostCreateAnswer{Client: baseCfg.Client, store: true}
+		lossy := openServer(cfg)
+		r := acct.c.on(lossy).post("/api/payouts/recipients", ibanBody("Lost Answer"))
+		Expect(r.status).To(Equal(201), "the recipient is stored, so it is answered: %s", r)
+		id := idOf(r.json())
+		Expect(acct.c.get(rpath(id)).status).To(Equal(200))
+		Expect(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimRecipientID, strconv.FormatInt(id, 10))), &payoutv1.Claim{})).
+			To(Succeed(), "the id stays claimed while its recipient exists")
+	})
+
 	It("withdraws the replacement of an update that loses the race, leaving no duplicate and no claim", func() {
 		id := idOf(acct.create(ibanBody("Loser Holder")))
 		c := &Caller{Account: acct.model}

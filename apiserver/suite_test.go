@@ -278,6 +278,7 @@ var accountCounter atomic.Uint32
 // until the facade accepts the key.
 func newAccount(mods ...func(*payoutv1.PayoutAccount)) *account {
 	GinkgoHelper()
+	catchUpClock()
 	name := fmt.Sprintf("facade-%d", accountCounter.Add(1))
 	a := testgen.Account(name, mods...)
 	Expect(env.Client.Create(ctx, a)).To(Succeed())
@@ -287,6 +288,16 @@ func newAccount(mods ...func(*payoutv1.PayoutAccount)) *account {
 	// the key is known once it stops answering 401 (an allow-list may still refuse it)
 	Eventually(func() int { return acct.c.get("/api/payouts/amount-limits").status }).WithTimeout(10 * time.Second).ShouldNot(Equal(401))
 	return acct
+}
+
+// catchUpClock moves the facade's clock forward to the wall clock, never back. The controllers
+// run on the wall clock: a facade clock left behind by a long run would date a recipient's
+// deletion past the transfer controller's grace, and the controller would fail the recipient's
+// transfers before the deletion could cancel and count them.
+func catchUpClock() {
+	if now := time.Now(); fakeNow.Now().Before(now) {
+		fakeNow.SetTime(now)
+	}
 }
 
 // mutate changes obj's spec with a merge patch, which controllers writing status concurrently

@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -312,11 +314,27 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 		return nil, err
 	}
 	if err := s.createOwned(ctx, c, t); err != nil {
-		s.release(ctx, claim)
-		if apierrors.IsAlreadyExists(err) {
+		// The claim is given back only when the transfer certainly does not exist: a create
+		// that timed out after etcd committed it would otherwise free its customer_uuid for a
+		// second transfer.
+		stored := &payoutv1.Transfer{}
+		switch s.settleCreate(ctx, t, stored, err, func() bool { return stored.Spec.CustomerUUID == t.Spec.CustomerUUID }) {
+		case createStored:
+			t = stored // only the answer was lost: carry on with the transfer as stored
+		case createTaken:
+			s.release(ctx, claim)
 			return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+		case createRefused:
+			s.release(ctx, claim)
+			if apierrors.IsAlreadyExists(err) {
+				return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
+			}
+			return nil, err
+		default:
+			// Kept: the claim controller releases it once its grace is over if no transfer
+			// appeared; until then the customer_uuid answers 409.
+			return nil, err
 		}
-		return nil, err
 	}
 	// The recipient may have been deleted between the read of rule 5 and the create, and its
 	// deletion may have listed the transfers before this one existed: stop it here. A quorum
@@ -327,14 +345,91 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 	cur := &payoutv1.Recipient{}
 	err = s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur)
 	if err == nil && cur.Spec.Deactivated {
-		msg := "recipient " + strconv.FormatInt(rc.Spec.ID, 10) + " was deleted"
-		if _, err := s.cancelTransfer(ctx, t, payoutv1.FailureRecipientDeleted, msg); err != nil {
-			return nil, err
-		}
-		return nil, apierror.FieldErrorf("recipientId", "recipient %d was deleted while the transfer was being created; the transfer %s is cancelled", rc.Spec.ID, id)
+		return s.recipientGoneDuringCreate(ctx, t, claim, cur)
 	}
 	s.awaitCached(ctx, t)
 	return t, nil
+}
+
+// recipientGoneDuringCreate settles a transfer whose recipient was deleted (or updated) between
+// rule 5's read and the transfer's create (docs/api.md, "A recipient deleted during a create").
+// A transfer nobody else has acted on is withdrawn: deleted, its customer_uuid claim released,
+// and the caller gets the 400 rule 5 would have given a moment later; nothing of it remains,
+// nothing is mailed, and a retry with the same customer_uuid (and quote) can succeed. A transfer
+// someone else has acted on exists for others to see (the deletion counted it in
+// transfers_failed, or its hash was confirmed): it is answered as it stands, cancelled if its
+// recipient was deleted through the API, and it ends as any cancelled transfer does.
+func (s *Server) recipientGoneDuringCreate(ctx context.Context, t *payoutv1.Transfer, claim *payoutv1.Claim, rc *payoutv1.Recipient) (*payoutv1.Transfer, error) {
+	withdrawn, cur, err := s.withdrawTransfer(ctx, t)
+	if withdrawn {
+		s.release(ctx, claim)
+		return nil, inactiveRecipient(t.Spec.RecipientID, rc, "; no transfer was created")
+	}
+	if err != nil {
+		// It still exists, so it is answered like a transfer someone acted on.
+		s.cfg.Log.Error(err, "withdrawing a transfer whose recipient was deleted during its create", "transfer", t.Name, "namespace", t.Namespace)
+		cur = t.DeepCopy() // a stale base: the cancellation reads it again on conflict
+	}
+	if _, deleted := rc.DeletedAt(); deleted {
+		msg := "recipient " + strconv.FormatInt(t.Spec.RecipientID, 10) + " was deleted"
+		if _, err := s.cancelTransfer(ctx, cur, payoutv1.FailureRecipientDeleted, msg); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); err != nil {
+		return nil, err
+	}
+	s.awaitCached(ctx, cur)
+	return cur, nil
+}
+
+// withdrawTransfer deletes t, just created, unless someone else has acted on it (see untouched):
+// under its resourceVersion, so that a cancellation or a hash recorded meanwhile stops it. It
+// returns whether t is gone and, when it is not, t as stored.
+func (s *Server) withdrawTransfer(ctx context.Context, t *payoutv1.Transfer) (bool, *payoutv1.Transfer, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	cur, gone := t.DeepCopy(), false
+	err := retryConflict(ctx, func() error {
+		if !untouched(cur) {
+			return nil
+		}
+		uid, rv := cur.UID, cur.ResourceVersion
+		err := s.cfg.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if apierrors.IsConflict(err) {
+			// the controller's first status write, or someone acting on it: look again
+			if gerr := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); gerr != nil {
+				return gerr
+			}
+			return err
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		gone = true
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		gone, err = true, nil
+	}
+	if err != nil || !gone {
+		return false, cur, err
+	}
+	s.awaitGone(ctx, t) // a retry's check of the quote reads the cache
+	return true, nil, nil
+}
+
+// untouched reports whether nobody but the create's caller has acted on t: no cancellation, no
+// hash, and no fact in its status (the controller's opening phase, history line and conditions
+// aside). Anything else means that someone saw the transfer, or that money or mail is attached
+// to it: such a transfer is never withdrawn.
+func untouched(t *payoutv1.Transfer) bool {
+	if t.Spec.Cancellation != nil || t.Spec.TxHash != "" {
+		return false
+	}
+	st := t.Status.DeepCopy()
+	st.Phase, st.History, st.UpdatedAt, st.ObservedGeneration, st.Conditions = "", nil, nil, 0, nil
+	return equality.Semantic.DeepEqual(*st, payoutv1.TransferStatus{})
 }
 
 func quoteSnapshot(q *payoutv1.Quote) payoutv1.QuoteSnapshot {
@@ -389,7 +484,11 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 	if t.Spec.TxHash != "" {
 		return s.confirmed(w, t, hash)
 	}
-	if s.hashOfDeposit(ctx, hash) {
+	used, err := s.hashOfDeposit(ctx, hash)
+	if err != nil {
+		return err
+	}
+	if used {
 		return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash)
 	}
 	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
@@ -465,14 +564,20 @@ var confirmMessages = map[payoutv1.TransferPhase]string{
 }
 
 // hashOfDeposit reports whether a deposit the chain watcher recorded (a v1 transfer's) has this
-// transaction hash: such a hash is linked to a transfer already (rule 1).
-func (s *Server) hashOfDeposit(ctx context.Context, hash string) bool {
+// transaction hash: such a hash is linked to a transfer already (rule 1). Deposits that cannot
+// be read are a 503, never "not linked": rule 1 fails closed.
+func (s *Server) hashOfDeposit(ctx context.Context, hash string) (bool, error) {
 	list := &payoutv1.DepositList{}
 	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.DepositTxHash: strings.ToLower(hash)}); err != nil {
-		return false
+		s.cfg.Log.Error(err, "listing the deposits of a transaction hash", "hash", hash)
+		return false, errHashUnknown
 	}
-	return len(list.Items) > 0
+	return len(list.Items) > 0, nil
 }
+
+// errHashUnknown answers a confirmation whose hash cannot be checked against the hashes already
+// linked to transfers.
+var errHashUnknown = apierror.Errorf(apierror.Unavailable, "whether tx_hash is already linked to a transfer cannot be checked at the moment; retry shortly")
 
 // requireKYC applies the KYC wallet rule of transfers: on an account that requires KYC the wallet
 // must be given and verified for the account, before any other processing; a missing or
@@ -577,12 +682,18 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*pa
 		return nil, err
 	}
 	if rc.Spec.Deactivated {
-		if rc.Spec.ReplacedBy != nil {
-			return nil, apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d", id, *rc.Spec.ReplacedBy)
-		}
-		return nil, apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers", id)
+		return nil, inactiveRecipient(id, rc, "")
 	}
 	return rc, nil
+}
+
+// inactiveRecipient is rule 5's answer for a recipient that takes no more transfers, with more
+// said after it.
+func inactiveRecipient(id int64, rc *payoutv1.Recipient, more string) error {
+	if rc.Spec.ReplacedBy != nil {
+		return apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d%s", id, *rc.Spec.ReplacedBy, more)
+	}
+	return apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers%s", id, more)
 }
 
 // checkTransferFields validates the request's own fields (400); customer_email is optional on
@@ -682,6 +793,16 @@ func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest
 	}
 	if amount.Sub(mustDecimal(string(q.Spec.SourceAmount))).Abs().GreaterThan(decimal.New(1, -2)) {
 		return nil, apierror.FieldErrorf("amount", "must equal the quoted amount %s within 0.01", q.Spec.SourceAmount)
+	}
+	// The payout is priced for the amount sent (pricing.PayoutTarget): a cent under a quote that
+	// barely delivers may deliver nothing.
+	pays, err := pricing.PayoutTarget(quoteSnapshot(q), payoutv1.USDAmount(amount.StringFixed(2)))
+	if err != nil {
+		return nil, err
+	}
+	if !mustDecimal(string(pays)).IsPositive() {
+		return nil, apierror.FieldErrorf("amount", "%s USD leaves nothing to pay out in %s after the quoted fees; send the quoted amount %s",
+			amount.StringFixed(2), q.Spec.TargetCurrency, q.Spec.SourceAmount)
 	}
 	return q, nil
 }

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,17 +110,91 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(got["deposit_address"]).To(Equal(tr["deposit_address"]))
 	})
 
-	It("cancels a transfer whose recipient is deleted between its check and its create", func() {
+	It("withdraws a transfer whose recipient is deleted between its check and its create: 400, nothing left, the customer_uuid free (issue 22 item 13)", func() {
 		p := newPayee()
-		cfg := srv.cfg
-		cfg.Client = deletingBeforeCreate{Client: srv.cfg.Client, recipient: client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: strconv.FormatInt(p.rid, 10)}}
-		racing := openServer(cfg)
+		var deleted []byte
+		racing := deletingAround(p, true, &deleted)
 		qid := p.quote("EUR", "25.00")
-		r := p.c.on(racing).post("/api/payouts/transfer", v1Body(qid, "25.00", p.rid))
-		Expect(errorText(r, 400)).To(ContainSubstring("was deleted while the transfer was being created"))
-		t := storedTransfer(p.account, payoutv1.TransferNameForQuote(qid))
-		Expect(t.Spec.Cancellation).NotTo(BeNil(), "the transfer is cancelled, for the controller to fail it")
+		b := v1Body(qid, "25.00", p.rid)
+		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		// the deletion listed the recipient's transfers before this one existed
+		Expect(deleted).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, p.rid)))
+		Expect(errorText(r, 400)).To(Equal(fmt.Sprintf("recipientId: recipient %d is deleted and takes no transfers; no transfer was created", p.rid)))
+		name := payoutv1.TransferNameForQuote(qid)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: name}, &payoutv1.Transfer{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no transfer is left to fail and mail the customer: %v", err)
+		Expect(p.c.get("/api/payouts/transfer/" + name).status).To(Equal(404))
+		claim := payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(claim), &payoutv1.Claim{}))).To(BeTrue(), "the customer_uuid claim is released")
+
+		// the caller's retry, to another recipient, with the same customer_uuid and quote
+		b["recipientId"] = idOf(p.create(ibanBody("Second Payee")))
+		r = p.c.post("/api/payouts/transfer", b)
+		Expect(r.status).To(Equal(200), "%s", r)
+		Expect(r.json()["transfer"].(map[string]any)["id"]).To(Equal(name))
+	})
+
+	It("answers with a transfer that the recipient's deletion already stopped, as it exists (issue 22 item 13)", func() {
+		p := newPayee()
+		var deleted []byte
+		racing := deletingAround(p, false, &deleted)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		r := p.c.on(racing).post("/api/payouts/transfer", b)
+		// the deletion listed the recipient's transfers after this one existed: it stopped it
+		Expect(deleted).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":1}`, p.rid)))
+		Expect(r.status).To(Equal(200), "the transfer exists and was counted in transfers_failed: %s", r)
+		id := r.json()["transfer"].(map[string]any)["id"].(string)
+		t := storedTransfer(p.account, id)
+		Expect(t.Spec.Cancellation).NotTo(BeNil())
 		Expect(t.Spec.Cancellation.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Eventually(func() string {
+			return p.c.get("/api/payouts/transfer/" + id).json()["transfer"].(map[string]any)["status"].(string)
+		}).Should(Equal("failed"))
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", idOf(p.create(ibanBody("Second Payee"))))
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
+	})
+
+	It("keeps the customer_uuid of a create whose answer was lost after the transfer was stored (issue 22 item 10)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = lostCreateAnswer{Client: baseCfg.Client, store: true}
+		lossy := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		r := p.c.on(lossy).post("/api/payouts/transfer", b)
+		Expect(r.status).To(Equal(200), "the transfer is stored, so it is answered: %s", r)
+		id := r.json()["transfer"].(map[string]any)["id"].(string)
+		Expect(storedTransfer(p.account, id).Spec.CustomerUUID).To(Equal(b["customer_uuid"]))
+
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
+		Expect(transfersOf(p.account)).To(HaveLen(1), "one customer_uuid, one transfer")
+	})
+
+	It("holds the customer_uuid of a create whose outcome is unknown (issue 22 item 10)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = lostCreateAnswer{Client: baseCfg.Client}
+		lossy := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		Expect(errorText(p.c.on(lossy).post("/api/payouts/transfer", b), 500)).To(Equal("internal error"))
+		// The API server might still carry the create out: the claim stays until the claim
+		// controller's grace is over and no transfer appeared.
+		Expect(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))), &payoutv1.Claim{})).To(Succeed())
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
+		Expect(transfersOf(p.account)).To(BeEmpty())
+	})
+
+	It("refuses an amount a cent under a quote when that cent leaves nothing to pay out (issue 22 item 9)", func() {
+		p := newPayee()
+		// 0.27 USD: fees 0.25 (0.35% FX, 0.25 payout), 0.02 × 0.88022588 pays 0.01 EUR; 0.26 pays 0
+		Expect(errorText(p.c.post("/api/payouts/transfer", v1Body(p.quote("EUR", "0.27"), "0.26", p.rid)), 400)).
+			To(Equal("amount: 0.26 USD leaves nothing to pay out in EUR after the quoted fees; send the quoted amount 0.27"))
+		r := p.c.post("/api/payouts/transfer", v1Body(p.quote("EUR", "0.27"), "0.27", p.rid))
+		Expect(r.status).To(Equal(200), "%s", r)
 	})
 
 	It("gives one of 20 concurrent creates with one customer_uuid a 200 and the others 409", func() {
@@ -332,6 +408,23 @@ var _ = Describe("v2 transfer creation and confirmation (spec 4.11, 4.12)", func
 		Expect(errorText(confirm(v1, "0x"+strings.Repeat("4d", 32)), 400)).To(HavePrefix("transfer_id"))
 	})
 
+	It("answers 503 and records nothing when the deposits' hashes cannot be read (issue 22 item 11)", func() {
+		p := newPayee()
+		r := p.c.post("/api/payouts/transfer/v2", v1Body(p.quote("EUR", "21.00"), "21.00", p.rid))
+		Expect(r.status).To(Equal(200), "%s", r)
+		id := r.json()["transfer_id"].(string)
+		cfg := baseCfg
+		cfg.Client = failingDepositLists{Client: baseCfg.Client}
+		blind := openServer(cfg)
+		confirm := obj{"transfer_id": id, "tx_hash": "0x" + strings.Repeat("6f", 32)}
+		r = p.c.on(blind).post("/api/payouts/transfer/v2/confirm-transfer", confirm)
+		Expect(errorText(r, 503)).To(ContainSubstring("retry shortly"))
+		Expect(r.header.Get("Retry-After")).NotTo(BeEmpty())
+		Expect(storedTransfer(p.account, id).Spec.TxHash).To(BeEmpty(), "rule 1 could not be checked: nothing is recorded")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimTxHash, confirm["tx_hash"].(string))), &payoutv1.Claim{}))).To(BeTrue())
+		Expect(p.c.post("/api/payouts/transfer/v2/confirm-transfer", confirm).status).To(Equal(200), "a facade that can read them records it")
+	})
+
 	It("confirms one hash on two transfers at once for one of them only", func() {
 		p := newPayee()
 		hash := "0x" + strings.Repeat("5e", 32)
@@ -421,19 +514,76 @@ func transfersOf(acct *account) []payoutv1.Transfer {
 	return list.Items
 }
 
-// deletingBeforeCreate deactivates a recipient, as its DELETE does, just before the facade's
-// create of a transfer goes through: the race the post-create check closes.
-type deletingBeforeCreate struct {
+// aroundTransferCreate runs before and after the facade's create of a transfer (either may be
+// nil): a recipient's deletion racing with the create, on either side of it.
+type aroundTransferCreate struct {
 	client.Client
-	recipient client.ObjectKey
+	before, after func()
 }
 
-func (c deletingBeforeCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if _, ok := obj.(*payoutv1.Transfer); ok {
-		rc := &payoutv1.Recipient{}
-		Expect(env.Client.Get(ctx, c.recipient, rc)).To(Succeed())
-		rc.Spec.Deactivated = true
-		Expect(env.Client.Update(ctx, rc)).To(Succeed())
+func (c aroundTransferCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	_, isTransfer := obj.(*payoutv1.Transfer)
+	if isTransfer && c.before != nil {
+		c.before()
 	}
-	return c.Client.Create(ctx, obj, opts...)
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	if isTransfer && c.after != nil {
+		c.after()
+	}
+	return nil
+}
+
+// deletingAround opens a facade on which p's recipient is deleted through the API just before
+// the create of a transfer (before) or just after it; the deletion's answer is kept in deleted.
+func deletingAround(p *payee, before bool, deleted *[]byte) *Server {
+	GinkgoHelper()
+	del := func() {
+		defer GinkgoRecover() // in the facade's handler, not the spec's goroutine
+		*deleted = p.c.do("DELETE", rpath(p.rid), nil).body
+	}
+	around := aroundTransferCreate{Client: baseCfg.Client}
+	if before {
+		around.before = del
+	} else {
+		around.after = del
+	}
+	cfg := baseCfg
+	cfg.Client = around
+	return openServer(cfg)
+}
+
+// lostCreateAnswer answers every create of a transfer or a recipient with the API server's
+// timeout, after carrying it out when store is set (etcd committed, the answer was lost) and
+// without when not (the outcome unknown to the caller).
+type lostCreateAnswer struct {
+	client.Client
+	store bool
+}
+
+func (c lostCreateAnswer) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	switch obj.(type) {
+	case *payoutv1.Transfer, *payoutv1.Recipient:
+	default:
+		return c.Client.Create(ctx, obj, opts...)
+	}
+	if c.store {
+		if err := c.Client.Create(ctx, obj.DeepCopyObject().(client.Object), opts...); err != nil {
+			return err
+		}
+	}
+	return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
+}
+
+// failingDepositLists fails every list of deposits, as a cache that cannot answer would.
+type failingDepositLists struct {
+	client.Client
+}
+
+func (c failingDepositLists) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*payoutv1.DepositList); ok {
+		return errors.New("the deposit informer is not synced")
+	}
+	return c.Client.List(ctx, list, opts...)
 }

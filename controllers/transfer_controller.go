@@ -460,12 +460,13 @@ func providerView(p *fiat.Payout) *transfer.ProviderPayout {
 }
 
 // payoutRequest is the payout of t, rebuilt from the stored transfer alone so that every retry
-// asks for exactly the same payout: the quoted target amount at the quoted rate, to the
-// recipient as it was when the transfer was created.
+// asks for exactly the same payout: the target amount its stored intent records (priced for the
+// transfer's amount, which may be a cent off the quote's) at the quoted rate, to the recipient
+// as it was when the transfer was created.
 func payoutRequest(t *payoutv1.Transfer) (fiat.PayoutRequest, error) {
-	target, err := decimal.NewFromString(string(t.Spec.Quote.TargetAmount))
+	target, err := decimal.NewFromString(string(t.Status.Payout.TargetAmount))
 	if err != nil {
-		return fiat.PayoutRequest{}, fmt.Errorf("transfer %s: quote targetAmount %q: %w", t.Name, t.Spec.Quote.TargetAmount, err)
+		return fiat.PayoutRequest{}, fmt.Errorf("transfer %s: the payout intent's targetAmount %q: %w", t.Name, t.Status.Payout.TargetAmount, err)
 	}
 	rate, err := decimal.NewFromString(string(t.Spec.Quote.USDToTargetRate))
 	if err != nil {

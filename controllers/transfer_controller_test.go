@@ -258,6 +258,23 @@ var _ = Describe("TransferReconciler", func() {
 		}
 	})
 
+	It("pays a transfer a cent under its quote what that cent less buys, never the quote's target (issue 22 item 9)", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		// spec 4.10 lets amount be the quote's 25.00 less 0.01; the customer sends 24.99
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0009", func(t *payoutv1.Transfer) { t.Spec.Amount = "24.99" })
+		f.deposit(t, "24990000")
+		got := f.until(t, payoutv1.PhaseCompleted)
+		// (24.99 - 0.50 transfer fee) × 0.88022588 = 21.5567318..., truncated: the quote's
+		// 21.56 would pay out money that was never collected
+		Expect(got.Status.Payout.TargetAmount).To(Equal(payoutv1.Decimal("21.55")))
+		e, ok := f.bank.Find(t.Name)
+		Expect(ok).To(BeTrue(), "the payout is in the bank's ledger")
+		Expect(e.TargetAmount.String()).To(Equal("21.55"))
+		Expect(e.TargetCurrency).To(Equal("EUR"))
+		all, sent := sentEntries(f.bank, t.Name)
+		Expect([]int{all, sent}).To(Equal([]int{1, 1}))
+	})
+
 	It("asks the bank by reference after a lost answer and never pays twice", func() {
 		// The bank makes the transfer and funds it, but every answer to the create is lost on the
 		// way, as if the controller crashed right after calling.

@@ -48,7 +48,8 @@ Created:         ` + t.CreationTimestamp.UTC().Format(time.RFC3339) + `
 Method:          v1
 Amount:          25.00 USD in usdc on base
 Recipient:       123456789 Jane Doe (EUR iban, DE)
-Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 25.00 USD -> 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Pays:            21.56 EUR for 25.00 USD
 Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
 Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
 Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com

@@ -28,7 +28,9 @@ func TestCatalogIsRegistered(t *testing.T) {
 	described := map[string]string{}
 	// Gathering lists only metrics with series: give each one.
 	metrics.WatchRatesAge(func() (time.Duration, bool) { return time.Minute, true })
-	metrics.CountTransfers(fake.NewClientBuilder().WithScheme(scheme.New()).Build())
+	expired := metav1.NewTime(time.Now().Add(-time.Hour))
+	waiting := testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) { t.Spec.ExpiresAt = &expired })
+	metrics.CountTransfers(fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(waiting).Build())
 	metrics.FacadeRequest("x", "GET", 200, time.Millisecond)
 	metrics.RateLimited("x")
 	metrics.ProviderCall(metrics.OpFind, nil, time.Millisecond)
@@ -249,3 +251,26 @@ func TestRatesAge(t *testing.T) {
 
 // The registry must be controller-runtime's: the manager serves that one.
 var _ prometheus.Gatherer = ctrlmetrics.Registry
+
+// TestAwaitingChain: a v1 transfer past its expiry on the clock, without its deposit and not
+// failed, is counted as waiting for its network's watcher; no other is.
+func TestAwaitingChain(t *testing.T) {
+	now := time.Now()
+	expired := func(t *payoutv1.Transfer) { e := metav1.NewTime(now.Add(-time.Minute)); t.Spec.ExpiresAt = &e }
+	cases := []struct {
+		name string
+		mods []func(*payoutv1.Transfer)
+		want bool
+	}{
+		{"expired on the clock, no deposit", []func(*payoutv1.Transfer){expired}, true},
+		{"not expired", nil, false},
+		{"expired with its deposit", []func(*payoutv1.Transfer){expired, func(t *payoutv1.Transfer) { t.Status.Deposit = testgen.Deposit() }}, false},
+		{"expired and failed", []func(*payoutv1.Transfer){expired, testgen.Failed(payoutv1.FailureExpired, "no deposit")}, false},
+		{"v2", []func(*payoutv1.Transfer){expired, testgen.V2()}, false},
+	}
+	for _, c := range cases {
+		if got := metrics.AwaitingChain(testgen.Transfer("payout-acme", "0123456789abcdef01234567", c.mods...), now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -29,8 +29,9 @@ type Transfer struct {
 	ID string
 	// AmountUSD is the USD source amount.
 	AmountUSD decimal.Decimal
-	// TargetAmount is what the recipient receives in TargetCurrency (the quoted amount unless
-	// the payout provider reported another). Zero when unknown: it is then left out.
+	// TargetAmount is what the recipient receives in TargetCurrency: the payout's figure (the
+	// provider's once it reports one), else what the transfer's amount pays at the quote. Zero
+	// when unknown: it is then left out.
 	TargetAmount   decimal.Decimal
 	TargetCurrency string
 	Recipient      Recipient

@@ -6,6 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
 // FromTransfer is the notification view of a Transfer resource. UpdatedAt is when the
@@ -17,8 +18,12 @@ func FromTransfer(t *payoutv1.Transfer) (Transfer, error) {
 	if err != nil {
 		return Transfer{}, fmt.Errorf("notify: transfer %s: amount %q: %w", t.Name, t.Spec.Amount, err)
 	}
+	s, err := paidTarget(t)
+	if err != nil {
+		return Transfer{}, fmt.Errorf("notify: transfer %s: %w", t.Name, err)
+	}
 	var target decimal.Decimal
-	if s := string(t.Spec.Quote.TargetAmount); s != "" {
+	if s != "" {
 		if target, err = decimal.NewFromString(s); err != nil {
 			return Transfer{}, fmt.Errorf("notify: transfer %s: target amount %q: %w", t.Name, s, err)
 		}
@@ -52,6 +57,20 @@ func FromTransfer(t *payoutv1.Transfer) (Transfer, error) {
 		out.UpdatedAt = out.CreatedAt
 	}
 	return out, nil
+}
+
+// paidTarget is what the recipient receives: the payout's own figure once its intent is
+// recorded (the provider's once it reports one), else what the transfer's amount pays at the
+// quote, which is a cent's worth off the quote's target when the amount is (spec 4.10).
+func paidTarget(t *payoutv1.Transfer) (string, error) {
+	if p := t.Status.Payout; p != nil && p.TargetAmount != "" {
+		return string(p.TargetAmount), nil
+	}
+	if t.Spec.Quote.TargetAmount == "" {
+		return "", nil
+	}
+	target, err := pricing.PayoutTarget(t.Spec.Quote, t.Spec.Amount)
+	return string(target), err
 }
 
 // accountOf picks the identifier of the recipient's account, which Render masks.

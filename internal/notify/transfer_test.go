@@ -47,6 +47,31 @@ func TestFromTransfer(t *testing.T) {
 	}
 }
 
+// TestFromTransferTarget: the mail states what the recipient is paid, which for an amount a cent
+// under the quote is a cent's worth under the quote's target (issue 22 item 9).
+func TestFromTransferTarget(t *testing.T) {
+	tr := testgen.Transfer("acme", "0a1b2c3d4e5f60718293a4b5", func(t *payoutv1.Transfer) { t.Spec.Amount = "24.99" })
+	for _, c := range []struct {
+		name   string
+		payout *payoutv1.PayoutFacts
+		want   string
+	}{
+		// (24.99 - 0.50) × 0.88022588 = 21.5567...; the quote's 21.56 is for 25.00
+		{"before the payout intent", nil, "21.55"},
+		{"the intent's figure", &payoutv1.PayoutFacts{TargetAmount: "21.55"}, "21.55"},
+		{"the provider's figure", &payoutv1.PayoutFacts{TargetAmount: "21.54"}, "21.54"},
+	} {
+		tr.Status.Payout = c.payout
+		got, err := FromTransfer(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.TargetAmount.String() != c.want {
+			t.Errorf("%s: TargetAmount = %s, want %s", c.name, got.TargetAmount, c.want)
+		}
+	}
+}
+
 func TestAccountOf(t *testing.T) {
 	cases := []struct {
 		typ  string

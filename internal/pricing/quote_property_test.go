@@ -69,40 +69,55 @@ func randomRates(t *testing.T, r *rand.Rand) *RateTable {
 	return tab
 }
 
+// propertyRates is the rate table of iteration i of a property test, given the one before: the
+// snapshot, replaced by a fresh random table for every other thousand iterations.
+func propertyRates(t *testing.T, r *rand.Rand, i int, snapshot, rates *RateTable) *RateTable {
+	switch {
+	case i%2000 == 1000:
+		return randomRates(t, r)
+	case i%1000 == 0:
+		return snapshot
+	}
+	return rates
+}
+
+// randomQuoteInput draws the input of a quote priced with rates: an amount, a currency, an
+// account fee, either fee structure, sometimes an e-mail recipient, a fixed fee half the time and
+// a random tariff half the time. It returns the corridor the quote is priced with.
+func randomQuoteInput(r *rand.Rand, rates *RateTable) (QuoteInput, CorridorFees) {
+	codes := Currencies()
+	cur := codes[r.IntN(len(codes))]
+	in := QuoteInput{
+		SourceAmount:      randomCents(r),
+		TargetCurrency:    cur,
+		ServiceFeePercent: randomPercent(r, 5000),
+		V2Offloader:       r.IntN(3) == 0,
+		EmailRecipient:    r.IntN(4) == 0,
+		Rates:             rates,
+		Now:               wednesday.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour)))),
+	}
+	if r.IntN(2) == 0 {
+		in.ServiceFeeFixed = decimal.New(r.Int64N(500), -2)
+	}
+	corridor := defaultTariff[cur]
+	if r.IntN(2) == 0 {
+		corridor = randomCorridor(r)
+		in.Tariff = Tariff{cur: corridor}
+	}
+	return in, corridor
+}
+
 // TestPriceProperties checks every invariant of Price on random inputs: random amounts, all
 // currencies, random account fees, both flags, the real and random rate tables, the default and
 // random tariffs.
 func TestPriceProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(20260929, 81))
-	codes := Currencies()
 	snapshot := snapshotTable(t)
 	var rates *RateTable
 	checked, delivered := 0, 0
 	for i := range propertyIterations {
-		if i%1000 == 0 {
-			rates = snapshot
-			if i%2000 == 1000 {
-				rates = randomRates(t, r)
-			}
-		}
-		cur := codes[r.IntN(len(codes))]
-		in := QuoteInput{
-			SourceAmount:      randomCents(r),
-			TargetCurrency:    cur,
-			ServiceFeePercent: randomPercent(r, 5000),
-			V2Offloader:       r.IntN(3) == 0,
-			EmailRecipient:    r.IntN(4) == 0,
-			Rates:             rates,
-			Now:               wednesday.Add(time.Duration(r.Int64N(int64(14 * 24 * time.Hour)))),
-		}
-		if r.IntN(2) == 0 {
-			in.ServiceFeeFixed = decimal.New(r.Int64N(500), -2)
-		}
-		corridor := defaultTariff[cur]
-		if r.IntN(2) == 0 {
-			corridor = randomCorridor(r)
-			in.Tariff = Tariff{cur: corridor}
-		}
+		rates = propertyRates(t, r, i, snapshot, rates)
+		in, corridor := randomQuoteInput(r, rates)
 		q := mustPrice(t, in)
 		checkQuoteInvariants(t, in, corridor, q)
 		checked++

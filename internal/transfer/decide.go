@@ -10,6 +10,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/pricing"
 )
 
 // Decision is what Decide returns: the next status (facts, then the phase derived from them and
@@ -83,6 +84,7 @@ const (
 	ReasonHashReleased         = "HashReleased"
 	ReasonSenderCleared        = "SenderCleared"
 	ReasonScreeningUnavailable = "ScreeningUnavailable"
+	ReasonPayoutUnpriced       = "PayoutUnpriced"
 )
 
 // Polling intervals: the provider is asked often while a payout is young and less as it ages;
@@ -380,9 +382,16 @@ func recordPayoutIntent(d *decision) {
 	if d.hold || !d.mayPay() {
 		return
 	}
+	// the payout is priced for the amount the customer was asked to send, which may be a cent
+	// off the quote's (spec 4.10); the intent records it, and every call pays what it records
+	target, err := pricing.PayoutTarget(d.t.Spec.Quote, d.t.Spec.Amount)
+	if err != nil {
+		d.event(corev1.EventTypeWarning, ReasonPayoutUnpriced, "the payout cannot be priced, so none is requested: %v", err)
+		return
+	}
 	d.st.Payout = &payoutv1.PayoutFacts{
 		Reference: d.t.Name, Provider: d.in.ProviderName, State: payoutv1.PayoutRequested, RequestedAt: d.now(),
-		TargetAmount: payoutv1.Decimal(d.t.Spec.Quote.TargetAmount), Rate: d.t.Spec.Quote.USDToTargetRate,
+		TargetAmount: target, Rate: d.t.Spec.Quote.USDToTargetRate,
 	}
 	if d.noteReason == "" {
 		d.note(ReasonDepositConfirmed, "deposit confirmed; converting")

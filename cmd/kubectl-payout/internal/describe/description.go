@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -44,6 +45,7 @@ func (d TransferDescription) String() string {
 	line("Amount", fmt.Sprintf("%s USD in %s on %s", t.Spec.Amount, t.Spec.SourceToken, t.Spec.SourceNetwork))
 	line("Recipient", recipient(t.Spec.Recipient))
 	line("Quote", quote(t.Spec.QuoteID, t.Spec.Quote))
+	line("Pays", pays(t))
 	line("Wallet", orNone(t.Spec.WalletAddress))
 	line("Deposit address", t.Spec.DepositAddress)
 	line("Customer", strings.TrimSpace(t.Spec.CustomerUUID+" "+t.Spec.CustomerEmail))
@@ -125,10 +127,25 @@ func recipient(r payoutv1.RecipientSnapshot) string {
 }
 
 func quote(id string, q payoutv1.QuoteSnapshot) string {
-	s := fmt.Sprintf("%s: %s %s at %s, transfer fee %s, service fee %s%%",
-		id, q.TargetAmount, q.TargetCurrency, q.USDToTargetRate, q.TransferFee, q.ServiceFeePercent)
+	s := fmt.Sprintf("%s: %s USD -> %s %s at %s, transfer fee %s, service fee %s%%",
+		id, q.SourceAmount, q.TargetAmount, q.TargetCurrency, q.USDToTargetRate, q.TransferFee, q.ServiceFeePercent)
 	if q.ServiceFeeFixed != nil {
 		s += " + " + string(*q.ServiceFeeFixed)
+	}
+	return s
+}
+
+// pays is what the transfer pays for its amount, the quote's fees as quoted: the quote's target
+// when the amount is the quote's, else a cent's worth off (spec 4.10 lets the amount differ from
+// the quote by 0.01). The Payout line shows what the stored intent asked of the bank.
+func pays(t payoutv1.Transfer) string {
+	target, err := pricing.PayoutTarget(t.Spec.Quote, t.Spec.Amount)
+	if err != nil {
+		return "cannot be priced: " + err.Error()
+	}
+	s := fmt.Sprintf("%s %s for %s USD", target, t.Spec.Quote.TargetCurrency, t.Spec.Amount)
+	if target != t.Spec.Quote.TargetAmount {
+		s += fmt.Sprintf(" (the quote's %s %s is for %s USD)", t.Spec.Quote.TargetAmount, t.Spec.Quote.TargetCurrency, t.Spec.Quote.SourceAmount)
 	}
 	return s
 }

@@ -56,7 +56,8 @@ Created:         2026-11-22T12:00:00Z
 Method:          v1
 Amount:          25.00 USD in usdc on base
 Recipient:       123456789 Jane Doe (EUR iban, DE)
-Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 25.00 USD -> 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%
+Pays:            21.56 EUR for 25.00 USD
 Wallet:          0x8ba1f109551bD432803012645Ac136ddd64DBA72
 Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
 Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
@@ -85,6 +86,8 @@ func TestDescribeNewTransfer(t *testing.T) {
 		t.Spec.WalletAddress = ""
 		fixed := payoutv1.Decimal("0.99")
 		t.Spec.Quote.ServiceFeePercent, t.Spec.Quote.ServiceFeeFixed = "1.5", &fixed
+		// 25.00 - 0.38 service fee - 0.50 transfer fee = 24.12, × 0.88022588 = 21.2310...
+		t.Spec.Quote.TargetAmount = "21.23"
 	})
 	want := `Transfer:        0123456789abcdef01234567
 Account:         acme (namespace payout-acme)
@@ -92,7 +95,8 @@ Created:         <none>
 Method:          v2
 Amount:          25.00 USD in usdc on base
 Recipient:       123456789 Jane Doe (EUR iban, DE)
-Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 1.5% + 0.99
+Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 25.00 USD -> 21.23 EUR at 0.88022588, transfer fee 0.50, service fee 1.5% + 0.99
+Pays:            21.23 EUR for 25.00 USD
 Wallet:          <none>
 Deposit address: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F
 Customer:        7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d payer@example.com
@@ -151,6 +155,23 @@ func TestDescribeWaitingTransfer(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+}
+
+// TestDescribeCentUnderQuote: spec 4.10 lets the amount be a cent under the quote; describe shows
+// what that amount is paid beside what the quote said (issue 22 item 9).
+func TestDescribeCentUnderQuote(t *testing.T) {
+	tr := failedTransfer()
+	tr.Spec.Amount = "24.99"
+	got := TransferDescription{Transfer: tr}.String()
+	for _, line := range []string{
+		"Amount:          24.99 USD in usdc on base\n",
+		"Quote:           5b0c3f9e-2f43-4a8c-9d4e-0d5f6a7b8c9d: 25.00 USD -> 21.56 EUR at 0.88022588, transfer fee 0.50, service fee 0%\n",
+		"Pays:            21.55 EUR for 24.99 USD (the quote's 21.56 EUR is for 25.00 USD)\n",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("missing %q in:\n%s", line, got)
 		}
 	}
 }
