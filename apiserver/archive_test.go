@@ -204,8 +204,9 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 
 	It("never archives a failed transfer whose deposit was not refunded", func() {
 		p := newPayee()
-		short, _ := finishedV1(p, "1000000", payoutv1.PhaseFailed) // 1 USDC of 25: DepositShort, kept for a refund
-		Expect(short.Status.Failure.Reason).To(Equal(payoutv1.FailureDepositShort))
+		p.rid = idOf(p.create(ibanBody("Simulated Failure"))) // the bank rejects its payouts
+		short, _ := finishedV1(p, "25000000", payoutv1.PhaseFailed) // PayoutRejected: the deposit is kept for a refund
+		Expect(short.Status.Failure.Reason).To(Equal(payoutv1.FailurePayoutRejected))
 		for range 3 {
 			res, err := arch.Pass(ctx)
 			Expect(err).NotTo(HaveOccurred())

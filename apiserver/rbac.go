@@ -7,14 +7,18 @@ package apiserver
 //
 //   - recipients: create (POST), patch (PATCH retires the old one, DELETE deactivates), delete
 //     (a replacement that lost a race is withdrawn);
-//   - quotes: create; transfers: create, patch (a v2 transaction hash, a cancellation request);
-//   - claims: get (past the cache), create and delete (uniqueness of ids, customer_uuid, hashes);
+//   - quotes: create; transfers: create, patch (a v2 transaction hash, a cancellation request),
+//     delete (a transfer it just created, when its recipient was deleted during the create and
+//     nothing else acted on it: the caller is told no transfer was created);
+//   - claims: get (past the cache), create and delete (uniqueness of ids, customer_uuid, hashes;
+//     a v2 wallet bound to another account is refused);
 //   - namespaces: create (an account's namespace, when its controller has not made it yet);
-//   - deposits: read (a v2 hash already credited is refused).
+//   - deposits: read (a v2 hash already credited is refused); chaincursors: read (a v2 transfer
+//     records the head its network had reached).
 //
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;wallets;blockedwallets;depositoptions;deposits,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;wallets;blockedwallets;depositoptions;deposits;chaincursors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create

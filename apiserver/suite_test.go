@@ -90,7 +90,7 @@ var _ = BeforeSuite(func() {
 	base := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
 	Expect(env.Client.Create(ctx, base)).To(Succeed())
 	heartbeat := metav1.Now()
-	base.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &heartbeat}
+	base.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &heartbeat, Head: 100}
 	Expect(env.Client.Status().Update(ctx, base)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

@@ -177,6 +177,9 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 			return err
 		}
 	}
+	if err := s.checkWalletBinding(ctx, c, wallet); err != nil {
+		return err
+	}
 	rc, err := s.transferRecipient(ctx, c, b)
 	if err != nil {
 		return err
@@ -300,6 +303,11 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 			return nil, apierror.FieldErrorf("source_network", "%s on %s is unavailable at the moment (see GET /api/payouts/deposit-options)", token, network)
 		}
 		t.Spec.DepositAddress = addr
+		head, err := s.networkHead(ctx, network)
+		if err != nil {
+			return nil, err
+		}
+		t.Spec.HeadAtCreation = head
 	}
 
 	claim, err := s.claim(ctx, payoutv1.ClaimCustomerUUID, req.customerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
@@ -578,6 +586,46 @@ func (s *Server) hashOfDeposit(ctx context.Context, hash string) (bool, error) {
 // errHashUnknown answers a confirmation whose hash cannot be checked against the hashes already
 // linked to transfers.
 var errHashUnknown = apierror.Errorf(apierror.Unavailable, "whether tx_hash is already linked to a transfer cannot be checked at the moment; retry shortly")
+
+// networkHead is a block network had reached by now: the head its watcher last read and wrote
+// to the network's ChainCursor (never newer than the chain's). A v2 transfer records it, and a
+// transaction mined in it or before never pays the transfer: a hash seen on chain cannot be
+// taken by a transfer created after it. The cursor may be a few seconds behind the chain, which
+// only lets through a transaction of those seconds; an honest customer's, sent after the
+// create, is always after it. No head known yet: 503, as for any dependency that cannot answer.
+func (s *Server) networkHead(ctx context.Context, network payoutv1.Network) (int64, error) {
+	cur := &payoutv1.ChainCursor{}
+	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: string(network)}, cur)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	if err != nil || cur.Status.Head <= 0 {
+		return 0, apierror.Errorf(apierror.Unavailable, "the %s watcher has not read the chain's head yet; retry shortly", network)
+	}
+	return cur.Status.Head, nil
+}
+
+// checkWalletBinding refuses a v2 wallet bound to another account (PayoutAccount bindWallets:
+// the first account that completed a v2 transfer from the wallet holds it), read past the cache:
+// a binding is rare and a create must not miss one made a moment ago.
+func (s *Server) checkWalletBinding(ctx context.Context, c *Caller, wallet string) error {
+	key := chain.SenderKey(wallet)
+	if key == "" {
+		return nil
+	}
+	held := &payoutv1.Claim{}
+	name := payoutv1.ClaimName(payoutv1.ClaimWalletBinding, payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, key))
+	switch err := s.cfg.APIReader.Get(ctx, client.ObjectKey{Name: name}, held); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if held.Spec.Holder.Namespace == c.Namespace() {
+		return nil
+	}
+	return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet %s is bound to another account: its v2 payments pay only that account's transfers", wallet)
+}
 
 // requireKYC applies the KYC wallet rule of transfers: on an account that requires KYC the wallet
 // must be given and verified for the account, before any other processing; a missing or

@@ -38,7 +38,7 @@ type ArchiveOptions struct {
 // (archive.DecideTransfer, pure), and archives the due ones in batches at a bounded rate:
 //
 //	insert the batch into PostgreSQL (idempotent) and read it back ─▶ per transfer: delete its
-//	Deposits, its Refund, its Claims (customer_uuid, v2 hash) ─▶ delete the Transfer last, under
+//	Deposits, its Refunds, its Claims (customer_uuid, v2 hash) ─▶ delete the Transfer last, under
 //	the UID and resourceVersion that were archived
 //
 // A crash or error anywhere leaves the transfer live; the next pass inserts it again (the row
@@ -150,9 +150,10 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 		key := types.NamespacedName{Namespace: d.Namespace, Name: d.Labels[payoutv1.DepositTransferLabel]}
 		depositsOf[key] = append(depositsOf[key], d)
 	}
-	refundOf := map[types.NamespacedName]*payoutv1.Refund{}
-	for i := range refunds.Items {
-		refundOf[client.ObjectKeyFromObject(&refunds.Items[i])] = &refunds.Items[i]
+	refundsOf := map[types.NamespacedName][]payoutv1.Refund{}
+	for _, rf := range refunds.Items {
+		key := types.NamespacedName{Namespace: rf.Namespace, Name: rf.Spec.Transfer}
+		refundsOf[key] = append(refundsOf[key], rf)
 	}
 
 	var due []archive.TransferInput
@@ -160,11 +161,12 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 	for i := range transfers.Items {
 		t := &transfers.Items[i]
 		key := client.ObjectKeyFromObject(t)
-		in := archive.TransferInput{Transfer: t, Deposits: depositsOf[key], Refund: refundOf[key], Mailing: a.Mailing,
+		in := archive.TransferInput{Transfer: t, Deposits: depositsOf[key], Refunds: refundsOf[key], Mailing: a.Mailing,
 			Now: now, Retention: a.Config.Retention}
 		if archive.Ended(t) { // the cache reads below only for finished transfers
 			in.RecipientActive = a.recipientActive(ctx, t)
 			in.QuoteExpiresAt = a.quoteExpiry(ctx, t)
+			in.HashHeld = a.holdsHash(ctx, t)
 		}
 		v := archive.DecideTransfer(in)
 		if !v.Due() {
@@ -211,6 +213,21 @@ func (a *Archiver) recipientActive(ctx context.Context, t *payoutv1.Transfer) bo
 		id = *rc.Spec.ReplacedBy
 	}
 	return true // a chain too long to follow: keep the transfer until someone looks
+}
+
+// holdsHash reports whether t holds the claim on its v2 hash. A transfer that released its hash
+// (its transaction did not pay it) holds it again only while its deposit is refunded; the archive
+// records the hash as used only then, so that the transfer it does pay can still confirm it.
+func (a *Archiver) holdsHash(ctx context.Context, t *payoutv1.Transfer) bool {
+	if t.Spec.TxHash == "" {
+		return false
+	}
+	c := &payoutv1.Claim{}
+	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, t.Spec.TxHash)
+	if err := a.Client.Get(ctx, types.NamespacedName{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, key)}, c); err != nil {
+		return !transfer.Released(t) // a hash never released is the transfer's (its claim may be gone already)
+	}
+	return c.Spec.Holder == payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
 }
 
 // quoteExpiry is the expiry of t's quote while the Quote object exists.
@@ -289,11 +306,18 @@ func (a *Archiver) transferRecord(in *archive.TransferInput) (archive.TransferRe
 	rec := archive.TransferRecord{
 		ID: t.Name, UID: string(t.UID), Namespace: t.Namespace, Account: t.Spec.Account,
 		Method: string(t.Spec.Method), Network: string(t.Spec.SourceNetwork), CustomerUUID: t.Spec.CustomerUUID,
-		TxHash: t.Spec.TxHash, Phase: string(transfer.Phase(t)), CreatedAt: t.CreationTimestamp.Time, EndedAt: archive.EndedAt(t),
+		Phase: string(transfer.Phase(t)), CreatedAt: t.CreationTimestamp.Time, EndedAt: archive.EndedAt(t),
 		Lookup: lookup, Object: obj,
 	}
-	if in.Refund != nil {
-		rf := in.Refund.DeepCopy()
+	if !transfer.Released(t) || in.HashHeld {
+		// a released hash is not this transfer's: the archive must not answer it as used
+		rec.TxHash = t.Spec.TxHash
+	}
+	for i := range in.Refunds {
+		if in.Refunds[i].Spec.Deposit != nil {
+			continue // a stray deposit's refund is in the transfer's status
+		}
+		rf := in.Refunds[i].DeepCopy()
 		rf.APIVersion, rf.Kind = payoutv1.GroupVersion.String(), "Refund"
 		if rec.Refund, err = json.Marshal(rf); err != nil {
 			return archive.TransferRecord{}, err
@@ -323,8 +347,8 @@ func (a *Archiver) deleteTransfer(ctx context.Context, in *archive.TransferInput
 			return false, err
 		}
 	}
-	if in.Refund != nil {
-		if err := deleteExact(ctx, a.Client, in.Refund, ""); err != nil {
+	for i := range in.Refunds {
+		if err := deleteExact(ctx, a.Client, &in.Refunds[i], ""); err != nil {
 			return false, err
 		}
 	}

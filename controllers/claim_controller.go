@@ -39,6 +39,9 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	holder := holderObject(claim.Spec.Kind)
 	key := client.ObjectKey{Namespace: claim.Spec.Holder.Namespace, Name: claim.Spec.Holder.Name}
+	if claim.Spec.Kind == payoutv1.ClaimWalletBinding {
+		key.Namespace = "" // accounts are cluster-scoped; the holder's namespace is the account's
+	}
 	err := r.Get(ctx, key, holder)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, holder)
@@ -57,8 +60,11 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 
 // holderObject is an empty object of the kind that holds claims of kind.
 func holderObject(kind payoutv1.ClaimKind) client.Object {
-	if kind == payoutv1.ClaimRecipientID {
+	switch kind {
+	case payoutv1.ClaimRecipientID:
 		return &payoutv1.Recipient{}
+	case payoutv1.ClaimWalletBinding:
+		return &payoutv1.PayoutAccount{}
 	}
 	return &payoutv1.Transfer{}
 }

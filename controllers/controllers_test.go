@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -127,6 +128,25 @@ var _ = Describe("ClaimReconciler", func() {
 		_, err = r.Reconcile(ctx, request(bound))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "a bound claim is never released")
+	})
+
+	It("keeps a wallet binding while its account exists", func() {
+		r := &ClaimReconciler{Client: env.Client, APIReader: env.Client, Clock: fakeClock, Grace: time.Minute}
+		acct := testgen.Account("binder-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10))
+		Expect(env.Client.Create(ctx, acct)).To(Succeed())
+		wallet := "0x00000000000000000000000000000000000b1d00"
+		bound := testgen.Claim(payoutv1.ClaimWalletBinding, wallet, payoutv1.ObjectRef{Namespace: payoutv1.AccountNamespace(acct.Name), Name: acct.Name})
+		gone := testgen.Claim(payoutv1.ClaimWalletBinding, "0x00000000000000000000000000000000000b1d01", payoutv1.ObjectRef{Namespace: "payout-nobody", Name: "nobody"})
+		for _, c := range []*payoutv1.Claim{bound, gone} {
+			Expect(env.Client.Create(ctx, c)).To(Succeed())
+		}
+		fakeClock.SetTime(bound.CreationTimestamp.Add(2 * time.Minute))
+		for _, c := range []*payoutv1.Claim{bound, gone} {
+			_, err := r.Reconcile(ctx, request(c))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "an account's binding is kept")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(gone), gone))).To(BeTrue(), "a binding of no account is released")
 	})
 })
 

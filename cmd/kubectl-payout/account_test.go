@@ -44,7 +44,7 @@ var _ = Describe("account create", func() {
 	It("maps every flag to the spec", func() {
 		name := uniqueName("flags")
 		succeeds("account", "create", name, "--email", "ops@acme.example", "--kyc-required", "--v1=false",
-			"--v2-screening=false", "--v2-offloader", "--smart-wallet=false", "--min-amount", "10",
+			"--v2-screening=false", "--v2-offloader", "--smart-wallet=false", "--bind-wallets", "--min-amount", "10",
 			"--max-amount", "5000.50", "--allowed-ips", "192.0.2.0/24,198.51.100.7,2001:db8::/32",
 			"--service-fee-percent", "1.25", "--service-fee-fixed", "0.99")
 
@@ -55,6 +55,7 @@ var _ = Describe("account create", func() {
 		Expect(s.V2WalletScreening).To(BeFalse())
 		Expect(s.V2FeeStructure).To(BeTrue())
 		Expect(s.SmartWalletDeployed).To(BeFalse())
+		Expect(s.BindWallets).To(BeTrue())
 		Expect(s.AmountLimits.Min).To(HaveValue(Equal(payoutv1.USDAmount("10"))))
 		Expect(s.AmountLimits.Max).To(HaveValue(Equal(payoutv1.USDAmount("5000.50"))))
 		Expect(s.AllowedIPs).To(Equal([]string{"192.0.2.0/24", "198.51.100.7/32", "2001:db8::/32"}))

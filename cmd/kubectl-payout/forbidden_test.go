@@ -67,7 +67,7 @@ var _ = Describe("missing permissions", func() {
 		t := storeTransfer(account, payoutv1.TransferStatus{Phase: payoutv1.PhaseFailed,
 			Failure: failure(payoutv1.FailurePayoutRejected, "payout rejected"), Deposit: arrivedDeposit()})
 		Eventually(func() int { return kubectlPayoutWith(clerk, "get", "transfers").Code }).Should(Equal(0))
-		failsAs(clerk, forbidden("clerk", "create", "refunds.payout.stablepay.dev", " in namespace "+t.Namespace), "refund", t.Name)
+		failsAs(clerk, forbidden("clerk", "list", "deposits.payout.stablepay.dev", " in namespace "+t.Namespace), "refund", t.Name)
 		failsAs(clerk, forbidden("clerk", "list", "events.events.k8s.io", " in namespace "+t.Namespace), "describe", "transfer", t.Name)
 		noRefund := &payoutv1.Refund{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(t), noRefund)).NotTo(Succeed())

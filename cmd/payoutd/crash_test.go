@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
 )
@@ -90,7 +97,15 @@ type planned struct {
 	deposit string
 	failing string // "": completes; else the failure reason it must end with
 	email   string
+	// split: the wallet pays in two sends; dust: a stranger sends one base unit to the address
+	// first (a stray, refunded to the stranger)
+	split, dust bool
 }
+
+// crashExpiry is the v1 expiry of the crash test's payoutd: long enough for every deposit to be
+// mined in time, short enough for the short deposits to fail (DepositShort) once the chain has
+// passed it, within the test.
+const crashExpiry = "3m"
 
 var _ = Describe("a crash at any moment", Ordered, func() {
 	It("loses no transfer and pays none twice while payoutd is killed at random", func() {
@@ -100,7 +115,7 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		bank.SetFaults(simbank.Faults{DropRate: 0.05, Ops: []string{simbank.OpTransfer, simbank.OpFund}})
 		DeferCleanup(func() { bank.SetFaults(simbank.Faults{}) })
 
-		k := &killer{bin: bin, kubeconfig: kubeconfig, addr: freeAddr(), logDir: GinkgoT().TempDir()}
+		k := &killer{bin: bin, kubeconfig: kubeconfig, addr: freeAddr(), logDir: GinkgoT().TempDir(), extra: []string{"--transfer-expiry", crashExpiry}}
 		k.start()
 		DeferCleanup(k.kill)
 		url := "http://" + k.addr
@@ -134,6 +149,10 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 					case i == 7 && a%2 == 0:
 						p.deposit = decimal.RequireFromString(p.amount).Sub(decimal.New(1, -2)).StringFixed(2)
 						p.failing = string(payoutv1.FailureDepositShort)
+					case i == 5: // 10 %: two sends from the wallet
+						p.split = true
+					case i == 8 && a%2 == 0: // 5 %: a stranger's dust first
+						p.dust = true
 					}
 					p.id = createDuringCrashes(acct, p, rid)
 					mu.Lock()
@@ -146,9 +165,22 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		Expect(plan).To(HaveLen(crashTransfers))
 
 		// The deposits, while the killing goes on.
+		stranger, strangerAt := fundedStranger()
+		strangerBefore, err := base.BalanceOf(context.Background(), devchain.USDC, strangerAt)
+		Expect(err).NotTo(HaveOccurred())
 		for _, p := range plan {
 			t := &payoutv1.Transfer{}
 			Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t)).To(Succeed())
+			if p.dust {
+				_, err := base.Transfer(context.Background(), stranger, devchain.USDC, common.HexToAddress(t.Spec.DepositAddress), big.NewInt(1))
+				Expect(err).NotTo(HaveOccurred())
+			}
+			if p.split {
+				first := decimal.RequireFromString(p.deposit).Div(decimal.NewFromInt(3)).Truncate(2)
+				deposit(t.Spec.DepositAddress, first.StringFixed(2))
+				deposit(t.Spec.DepositAddress, decimal.RequireFromString(p.deposit).Sub(first).StringFixed(2))
+				continue
+			}
 			deposit(t.Spec.DepositAddress, p.deposit)
 		}
 		// Let the machine work under crashes for a while, then let it finish.
@@ -160,8 +192,9 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		GinkgoWriter.Printf("payoutd was killed %d times\n", k.kills.Load())
 		Expect(k.kills.Load()).To(BeNumerically(">=", 5))
 
-		final := awaitFinal(plan, 5*time.Minute)
+		final := awaitFinal(plan, 6*time.Minute)
 		completed, failed, paidByBank, paidByUs := expectLedgerMatches(plan, final)
+		strays := expectStraysRefundedOnce(plan, kubeconfig, strangerAt, strangerBefore)
 		// Each outcome is mailed at least once, with one Message-ID per outcome: a resend after a
 		// crash is the same message.
 		msgs, err := smtpsink.ReadDir(filepath.Join(workdir, "mail"))
@@ -181,13 +214,105 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 			mailed++
 			resent += n - 1
 		}
-		report := fmt.Sprintf("%d transfers (%d completed, %d failed as planned), payoutd killed %d times, %d bank answers lost, "+
-			"%s EUR paid by the bank = %s EUR of the completed quotes; %d outcomes mailed, %d resent after a crash",
-			len(plan), completed, failed, k.kills.Load(), bank.FaultCounts().Drops, paidByBank, paidByUs, mailed, resent)
+		report := fmt.Sprintf("%d transfers (%d completed, %d failed as planned, %d paid in two sends, %d with a stranger's dust first), "+
+			"payoutd killed %d times, %d bank answers lost, %s EUR paid by the bank = %s EUR of the completed transfers; "+
+			"%d outcomes mailed, %d resent after a crash; %d stray deposits refunded once each, read back from the chain",
+			len(plan), completed, failed, count(plan, func(p *planned) bool { return p.split }), count(plan, func(p *planned) bool { return p.dust }),
+			k.kills.Load(), bank.FaultCounts().Drops, paidByBank, paidByUs, mailed, resent, strays)
 		AddReportEntry("crash test", report)
 		GinkgoWriter.Println(report)
 	})
 })
+
+// fundedStranger is a fresh wallet with USDC and gas on base: a stranger to every transfer.
+func fundedStranger() (*ecdsa.PrivateKey, common.Address) {
+	GinkgoHelper()
+	key, err := crypto.GenerateKey()
+	Expect(err).NotTo(HaveOccurred())
+	at := crypto.PubkeyToAddress(key.PublicKey)
+	_, err = base.Transfer(context.Background(), chains.FundedKey, devchain.USDC, at, big.NewInt(1_000_000))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(base.RPC.CallContext(context.Background(), nil, "anvil_setBalance", at, "0xde0b6b3a7640000")).To(Succeed())
+	return key, at
+}
+
+func count(plan []*planned, f func(*planned) bool) int {
+	n := 0
+	for _, p := range plan {
+		if f(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// expectStraysRefundedOnce checks that every stranger's dust is a stray deposit of its transfer,
+// refunds every one with the operators' plugin (`kubectl payout refund`), and checks on the
+// chain that the refund wallet sent the stranger exactly one base unit per stray, once: a second
+// `kubectl payout refund` changes nothing. It returns how many strays were refunded.
+func expectStraysRefundedOnce(plan []*planned, kubeconfig string, stranger common.Address, before *big.Int) int {
+	GinkgoHelper()
+	plugin := filepath.Join(workdir, "kubectl-payout")
+	build := exec.Command("go", "build", "-o", plugin, "../kubectl-payout")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(plugin, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	from, err := base.Client.BlockNumber(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	var dusted []*planned
+	for _, p := range plan {
+		t := &payoutv1.Transfer{}
+		Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t)).To(Succeed())
+		if !p.dust {
+			Expect(t.Status.StrayDeposits).To(BeEmpty(), "%s: the wallet's own sends are no strays", p.id)
+			continue
+		}
+		dusted = append(dusted, p)
+		Expect(t.Status.StrayDeposits).To(HaveLen(1), p.id)
+		Expect(chain.SameSender(t.Status.StrayDeposits[0].From, stranger.Hex())).To(BeTrue())
+		Expect(t.Status.StrayDeposits[0].Amount).To(Equal("1"))
+		out, err := run("refund", p.id)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("the stray deposit of 0.000001 usdc on base from " + strings.ToLower(stranger.Hex())))
+	}
+	for _, p := range dusted {
+		ns := payoutv1.AccountNamespace(p.acct.name)
+		Eventually(func() payoutv1.RefundState {
+			list := &payoutv1.RefundList{}
+			Expect(env.Client.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{payoutv1.RefundTransferLabel: p.id})).To(Succeed())
+			if len(list.Items) != 1 {
+				return ""
+			}
+			return list.Items[0].Status.State
+		}).WithTimeout(3*time.Minute).Should(Equal(payoutv1.RefundConfirmed), p.id)
+		out, err := run("refund", p.id)
+		Expect(err).To(HaveOccurred(), "a second refund of %s: %s", p.id, out)
+		Expect(out).To(ContainSubstring("already requested"))
+	}
+	// read back from the chain: one transfer of one unit per stray, from the refund wallet
+	refundWallet := crypto.PubkeyToAddress(chains.RefundKey.PublicKey)
+	time.Sleep(3 * time.Second) // a second refund would have been signed by now
+	events, err := base.TransferEvents(context.Background(), devchain.USDC, from, nil)
+	Expect(err).NotTo(HaveOccurred())
+	sent := 0
+	for _, e := range events {
+		if e.To == stranger {
+			Expect(e.From).To(Equal(refundWallet))
+			Expect(e.Value.Int64()).To(Equal(int64(1)))
+			sent++
+		}
+	}
+	Expect(sent).To(Equal(len(dusted)), "one refund per stray, on the chain")
+	after, err := base.BalanceOf(context.Background(), devchain.USDC, stranger)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(after).To(Equal(before), "the stranger got every unit of dust back, once")
+	return sent
+}
 
 // payoutdBinary builds payoutd and writes a kubeconfig of a cluster-admin user named user for it.
 func payoutdBinary(user string) (bin, kubeconfig string) {

@@ -417,4 +417,5 @@ func reloadOnHangup(ctx context.Context, s *sanctions.Screener, log logr.Logger)
 var warmKinds = []client.Object{
 	&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
 	&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
+	&payoutv1.ChainCursor{},
 }

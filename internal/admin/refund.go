@@ -36,10 +36,18 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 	if err := c.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
 		return nil, nil, fmt.Errorf("listing the deposits of transfer %s: %w", t.Name, err)
 	}
-	// A v2 deposit whose hash the transfer released is owed by it only if no other transfer is
-	// paid by that transaction: the refund controller takes the hash back before it sends, or
-	// refuses.
-	owed := transfer.OwedOf(t, deps.Items, true)
+	// A v2 deposit whose hash the transfer released is owed by it only while no other transfer
+	// holds the hash (that transfer is paid by the transaction): the refund controller takes the
+	// hash back before it sends, or refuses.
+	reclaimable, err := hashFree(ctx, c, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	owed := transfer.OwedOf(t, deps.Items, reclaimable)
+	if transfer.Released(t) && !reclaimable && len(owed) == 0 && t.Status.Refund == nil {
+		return nil, nil, refuse(ErrNotRefundable, "transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer, and this one owes nothing",
+			t.Name, t.Spec.TxHash)
+	}
 	if len(owed) == 0 {
 		if err := CheckRefundable(t); err != nil {
 			return nil, nil, err
@@ -73,6 +81,22 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 			t.Name, t.Namespace, payoutv1.RefundTransferLabel, t.Name)
 	}
 	return t, requested, nil
+}
+
+// hashFree reports whether no transfer but t holds the claim on t's v2 hash.
+func hashFree(ctx context.Context, c client.Client, t *payoutv1.Transfer) (bool, error) {
+	if !transfer.Released(t) {
+		return false, nil
+	}
+	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, t.Spec.TxHash)
+	held := &payoutv1.Claim{}
+	switch err := c.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, key)}, held); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the claim on transaction hash %s: %w", t.Spec.TxHash, err)
+	}
+	return held.Spec.Holder == payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}, nil
 }
 
 // CheckRefundable says why the deposit of t may not be refunded, or nil when it may: only a

@@ -15,6 +15,9 @@ type AccountSettings struct {
 	Email string
 
 	KYCRequired, V1Enabled, V2WalletScreening, V2FeeStructure, SmartWalletDeployed bool
+	// BindWallets binds a v2 sender wallet to the account once a v2 transfer from it completes
+	// (off by default: the spec has no such rule).
+	BindWallets bool
 
 	// MinAmount and MaxAmount are inclusive USD bounds; ServiceFeeFixed is in USD: at most two
 	// decimals, 0 to 1000000. ServiceFeePercent is at least 0 and below 100 (1.5 means 1.5%). "" means not set:
@@ -76,6 +79,7 @@ func (s AccountSettings) Spec() (payoutv1.PayoutAccountSpec, error) {
 		V2WalletScreening:   s.V2WalletScreening,
 		V2FeeStructure:      s.V2FeeStructure,
 		SmartWalletDeployed: s.SmartWalletDeployed,
+		BindWallets:         s.BindWallets,
 		AmountLimits: payoutv1.AmountLimits{
 			Min: optional[payoutv1.USDAmount](s.MinAmount),
 			Max: optional[payoutv1.USDAmount](s.MaxAmount),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // Reason says why a transfer or recipient stays live (or, Due, that it goes to the archive).
@@ -17,13 +18,11 @@ const (
 	NotEnded Reason = "NotEnded"
 	// Deleting: the object is being deleted already.
 	Deleting Reason = "Deleting"
-	// MoneyOwed: failed with a deposit that arrived (or is on its way to depth) and was not
-	// refunded. The sender is owed the deposit: the transfer stays live until it is refunded.
+	// MoneyOwed: the transfer owes a sender money that no confirmed refund has sent back
+	// (transfer.OwedOf: a failed transfer's deposit, or any stray deposit, refunded once each by
+	// `kubectl payout refund`), or a failed transfer's deposit is still on its way to depth. The
+	// transfer stays live until every refund is confirmed.
 	MoneyOwed Reason = "MoneyOwed"
-	// StrayDeposits: deposits to the transfer's address that were not used are recorded; they
-	// are refunded by hand, and the transfer stays live until an operator marks them settled
-	// (StraysSettledAnnotation).
-	StrayDeposits Reason = "StrayDeposits"
 	// DepositUnrecorded: a Deposit object of the transfer is not in its status yet (the
 	// transfer controller has not seen it): archiving now could lose track of the funds.
 	DepositUnrecorded Reason = "DepositUnrecorded"
@@ -44,18 +43,17 @@ const (
 	Active Reason = "Active"
 )
 
-// StraysSettledAnnotation on a transfer says that its stray deposits (status.strayDeposits)
-// were refunded by hand (its value: who did it, a ticket, the refund hashes): the transfer can
-// then be archived. Without it, a transfer with stray deposits stays live.
-const StraysSettledAnnotation = "payout.stablepay.dev/strays-settled"
-
 // TransferInput is what the archiver observed about one transfer.
 type TransferInput struct {
 	Transfer *payoutv1.Transfer
 	// Deposits are the Deposit objects recorded for the transfer (v1).
 	Deposits []payoutv1.Deposit
-	// Refund is the transfer's refund request, if any.
-	Refund *payoutv1.Refund
+	// Refunds are the transfer's refund requests: of its deposit (named after it) and of its
+	// stray deposits.
+	Refunds []payoutv1.Refund
+	// HashHeld: the transfer holds the claim on its v2 hash (when it released the hash, only a
+	// refund of its deposit takes it back).
+	HashHeld bool
 	// RecipientActive: the newest recipient of the transfer's recipient's lineage still takes
 	// transfers (the transfer controller deletes it after the end unless keepRecipient).
 	RecipientActive bool
@@ -107,14 +105,17 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Deleting}
 	case !Ended(t):
 		return Verdict{Reason: NotEnded}
-	case st.Refund == nil && st.Failure != nil && st.Deposit != nil:
-		// failed, a deposit arrived (or is on its way to depth) and it was not sent back
+	case st.Refund == nil && st.Failure != nil && st.Deposit != nil && st.Deposit.ConfirmedAt == nil && !transfer.Released(t):
+		// failed, and a deposit is on its way to depth: it will be owed
 		return Verdict{Reason: MoneyOwed}
-	case len(st.StrayDeposits) > 0 && t.Annotations[StraysSettledAnnotation] == "":
-		return Verdict{Reason: StrayDeposits}
+	}
+	if r := owedReason(in); r != "" {
+		return Verdict{Reason: r}
+	}
+	switch {
 	case !depositsRecorded(st, in.Deposits):
 		return Verdict{Reason: DepositUnrecorded}
-	case in.Refund != nil && st.Refund == nil && in.Refund.Status.State != payoutv1.RefundRefused:
+	case refundInFlight(in):
 		// asked for; not at depth (or confirmed and not yet copied into the transfer)
 		return Verdict{Reason: RefundInFlight}
 	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st):
@@ -130,12 +131,55 @@ func DecideTransfer(in TransferInput) Verdict {
 	return Verdict{Reason: Due}
 }
 
+// owedReason says why money the transfer owes keeps it live: MoneyOwed while an owed item has
+// no refund that reached depth, RefundInFlight while its refund is on its way; "" when nothing
+// is owed. A refund that was refused leaves its item owed.
+func owedReason(in TransferInput) Reason {
+	byName := map[string]*payoutv1.Refund{}
+	for i := range in.Refunds {
+		byName[in.Refunds[i].Name] = &in.Refunds[i]
+	}
+	reason := Reason("")
+	for _, o := range transfer.OwedOf(in.Transfer, in.Deposits, in.HashHeld) {
+		rf := byName[o.Name]
+		switch {
+		case rf == nil || rf.Status.State == payoutv1.RefundRefused:
+			return MoneyOwed
+		case rf.Status.State != payoutv1.RefundConfirmed:
+			reason = RefundInFlight
+		}
+	}
+	return reason
+}
+
+// refundInFlight reports whether a refund of the transfer was asked for and has not reached an
+// end (Confirmed and copied into the transfer, or Refused).
+func refundInFlight(in TransferInput) bool {
+	for i := range in.Refunds {
+		rf := &in.Refunds[i]
+		switch rf.Status.State {
+		case payoutv1.RefundRefused:
+		case payoutv1.RefundConfirmed:
+			if rf.Spec.Deposit == nil && in.Transfer.Status.Refund == nil && in.Transfer.Status.Failure != nil {
+				return true // not copied into the transfer yet
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // depositsRecorded reports whether every Deposit object of the transfer is in its status: as
-// its deposit or as a stray one.
+// its deposit (or a part of it) or as a stray one. A transfer whose stray list is full lists no
+// more (the Deposit objects are the record, and what is owed is read from them).
 func depositsRecorded(st *payoutv1.TransferStatus, deps []payoutv1.Deposit) bool {
+	if len(st.StrayDeposits) >= payoutv1.MaxStrays {
+		return true
+	}
 	for i := range deps {
 		d := &deps[i].Spec
-		if st.Deposit != nil && strings.EqualFold(st.Deposit.TxHash, d.TxHash) && st.Deposit.LogIndex == d.LogIndex {
+		if d.Amount == "0" || credited(st.Deposit, d) {
 			continue
 		}
 		found := false
@@ -152,18 +196,29 @@ func depositsRecorded(st *payoutv1.TransferStatus, deps []payoutv1.Deposit) bool
 	return true
 }
 
+// credited reports whether the deposit log d is the transfer's deposit or one of its parts.
+func credited(dep *payoutv1.DepositFacts, d *payoutv1.DepositSpec) bool {
+	if dep == nil {
+		return false
+	}
+	if strings.EqualFold(dep.TxHash, d.TxHash) && dep.LogIndex == d.LogIndex {
+		return true
+	}
+	for _, p := range dep.Parts {
+		if strings.EqualFold(p.TxHash, d.TxHash) && p.LogIndex == d.LogIndex {
+			return true
+		}
+	}
+	return false
+}
+
 // mailed reports whether the outcome e-mail of a finished transfer was sent or given up on.
 func mailed(st *payoutv1.TransferStatus) bool {
 	kind := payoutv1.NotificationPayoutSent
 	if st.Failure != nil {
 		kind = payoutv1.NotificationFailed
 	}
-	for _, n := range st.Notifications {
-		if n.Kind == kind {
-			return true
-		}
-	}
-	return false
+	return transfer.Mailed(st, kind)
 }
 
 func later(a, b time.Time) time.Time {

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,20 +11,23 @@ import (
 )
 
 func TestDecideTransfer(t *testing.T) {
+	const wallet = "0x8ba1f109551bd432803012645ac136ddd64dba72"
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	const retention = 30 * 24 * time.Hour
 	old := metav1.NewTime(now.Add(-retention - time.Hour))
 	recent := metav1.NewTime(now.Add(-time.Hour))
 	confirmed := metav1.NewTime(now.Add(-40 * 24 * time.Hour))
 	deposit := func() *payoutv1.DepositFacts {
-		return &payoutv1.DepositFacts{TxHash: "0xaa", LogIndex: 3, Amount: "25000000", ConfirmedAt: &confirmed}
+		return &payoutv1.DepositFacts{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, From: wallet, TxHash: "0xaa", LogIndex: 3, Amount: "25000000", ConfirmedAt: &confirmed}
 	}
 	completed := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
 		t := &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Name: "65f1c0de9a8b7c6d5e4f3a21", CreationTimestamp: metav1.NewTime(now.Add(-50 * 24 * time.Hour))}}
+		t.Spec.Method, t.Spec.Amount, t.Spec.WalletAddress = payoutv1.TransferV1, "25.00", wallet
+		t.Spec.SourceNetwork, t.Spec.SourceToken = payoutv1.NetworkBase, payoutv1.TokenUSDC
 		t.Spec.CustomerEmail = "a@example.com"
 		t.Status.Deposit = deposit()
 		t.Status.Payout = &payoutv1.PayoutFacts{State: payoutv1.PayoutCompleted}
-		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationPayoutSent}}
+		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationPayoutSent, State: payoutv1.NotificationSent}}
 		t.Status.UpdatedAt = &old
 		for _, m := range mods {
 			m(t)
@@ -41,7 +45,26 @@ func TestDecideTransfer(t *testing.T) {
 		t.Status.Refund = &payoutv1.RefundFacts{TxHash: "0xbb"}
 	}
 	depositObj := func(hash string, log int64) payoutv1.Deposit {
-		return payoutv1.Deposit{Spec: payoutv1.DepositSpec{TxHash: hash, LogIndex: log}}
+		return payoutv1.Deposit{Spec: payoutv1.DepositSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, From: wallet,
+			TxHash: hash, LogIndex: log, Amount: "25000000"}}
+	}
+	stray := depositObj("0xcc", 0)
+	stray.Spec.From, stray.Spec.Amount = "0x1111111111111111111111111111111111111111", "1"
+	listed := func(t *payoutv1.Transfer) {
+		t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: "0xcc", Amount: "1", From: stray.Spec.From}}
+	}
+	refund := func(name string, state payoutv1.RefundState, dep *payoutv1.DepositRef) payoutv1.Refund {
+		return payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: payoutv1.RefundSpec{Transfer: "65f1c0de9a8b7c6d5e4f3a21", Deposit: dep},
+			Status: payoutv1.RefundStatus{State: state}}
+	}
+	strayRef := &payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0xcc"}
+	strayRefund := func(state payoutv1.RefundState) []payoutv1.Refund {
+		return []payoutv1.Refund{refund(payoutv1.StrayRefundName("65f1c0de9a8b7c6d5e4f3a21", *strayRef), state, strayRef)}
+	}
+	released := func(t *payoutv1.Transfer) {
+		at := metav1.NewTime(now.Add(-45 * 24 * time.Hour))
+		t.Spec.Method, t.Spec.TxHash = payoutv1.TransferV2, "0x"+strings.Repeat("ab", 32)
+		t.Status.TxMatch = &payoutv1.TxMatch{RecordedAt: at, ReleasedAt: &at}
 	}
 	cases := []struct {
 		name string
@@ -56,18 +79,26 @@ func TestDecideTransfer(t *testing.T) {
 		{"failed with a deposit, not refunded", TransferInput{Transfer: completed(failed)}, MoneyOwed},
 		{"failed with a v2 deposit on its way to depth", TransferInput{Transfer: completed(failed, func(t *payoutv1.Transfer) { t.Status.Deposit.ConfirmedAt = nil })}, MoneyOwed},
 		{"refunded", TransferInput{Transfer: completed(refunded)}, Due},
-		{"stray deposits", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) {
-			t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: "0xcc", Amount: "1"}}
-		})}, StrayDeposits},
-		{"stray deposits settled by hand", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) {
-			t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: "0xcc", Amount: "1"}}
-			t.Annotations = map[string]string{StraysSettledAnnotation: "ticket 42"}
-		})}, Due},
+		{"a stray deposit not refunded", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray}}, MoneyOwed},
+		{"a stray deposit whose refund is on its way", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray},
+			Refunds: strayRefund(payoutv1.RefundBroadcast)}, RefundInFlight},
+		{"a stray deposit whose refund was refused", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray},
+			Refunds: strayRefund(payoutv1.RefundRefused)}, MoneyOwed},
+		{"a stray deposit refunded", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray},
+			Refunds: strayRefund(payoutv1.RefundConfirmed)}, Due},
+		{"a failed v2 transfer whose hash it released owes nothing", TransferInput{Transfer: completed(failed, released)}, Due},
+		{"... unless it holds the hash again for a refund", TransferInput{Transfer: completed(failed, released), HashHeld: true}, MoneyOwed},
 		{"every deposit object recorded", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xAA", 3)}}, Due},
-		{"a deposit object not recorded yet", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), depositObj("0xdd", 0)}}, DepositUnrecorded},
-		{"a refund on its way", TransferInput{Transfer: completed(failed, noDeposit), Refund: &payoutv1.Refund{Status: payoutv1.RefundStatus{State: payoutv1.RefundBroadcast}}}, RefundInFlight},
-		{"a refused refund", TransferInput{Transfer: completed(failed, noDeposit), Refund: &payoutv1.Refund{Status: payoutv1.RefundStatus{State: payoutv1.RefundRefused}}}, Due},
+		{"a deposit object not in the status yet: owed", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), depositObj("0xdd", 0)}}, MoneyOwed},
+		{"a stray refunded, not in the status yet", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray},
+			Refunds: strayRefund(payoutv1.RefundConfirmed)}, DepositUnrecorded},
+		{"a refund on its way", TransferInput{Transfer: completed(failed), Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundBroadcast, nil)}}, RefundInFlight},
+		{"a refund confirmed, not yet in the transfer", TransferInput{Transfer: completed(failed), Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundConfirmed, nil)}}, RefundInFlight},
+		{"a refused refund of nothing owed", TransferInput{Transfer: completed(failed, noDeposit), Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundRefused, nil)}}, Due},
 		{"mail not sent", TransferInput{Mailing: true, Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Notifications = nil })}, MailPending},
+		{"mail stored, not sent yet", TransferInput{Mailing: true, Transfer: completed(func(t *payoutv1.Transfer) {
+			t.Status.Notifications[0].State = payoutv1.NotificationPending
+		})}, MailPending},
 		{"mail not sent, no mail configured", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Notifications = nil })}, Due},
 		{"recipient still active", TransferInput{Transfer: completed(), RecipientActive: true}, RecipientPending},
 		{"recipient kept", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Spec.KeepRecipient = true }), RecipientActive: true}, Due},

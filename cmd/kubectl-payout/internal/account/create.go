@@ -24,6 +24,7 @@ type CreateOptions struct {
 
 	Email                                                    string
 	KYCRequired, V1, V2Screening, V2Offloader, SmartWallet   bool
+	BindWallets                                              bool
 	MinAmount, MaxAmount, ServiceFeePercent, ServiceFeeFixed string
 	AllowedIPs                                               []string
 }
@@ -59,6 +60,7 @@ inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).
 	fs.BoolVar(&o.V2Screening, "v2-screening", d.V2WalletScreening, "screen v2 sender wallets")
 	fs.BoolVar(&o.V2Offloader, "v2-offloader", d.V2FeeStructure, "put the account on the v2 fee structure (quotes with v2_offloader=true)")
 	fs.BoolVar(&o.SmartWallet, "smart-wallet", d.SmartWalletDeployed, "the account has a deployed smart-contract wallet")
+	fs.BoolVar(&o.BindWallets, "bind-wallets", d.BindWallets, "bind each v2 sender wallet to this account once a transfer from it completes: other accounts naming it get 403, and its deposits pay no other account's transfer")
 	fs.StringVar(&o.MinAmount, "min-amount", d.MinAmount, "smallest USD amount accepted, inclusive (default no limit)")
 	fs.StringVar(&o.MaxAmount, "max-amount", d.MaxAmount, "largest USD amount accepted, inclusive (default no limit)")
 	fs.StringSliceVar(&o.AllowedIPs, "allowed-ips", d.AllowedIPs, "CIDRs callers must come from, comma-separated (default any address)")
@@ -102,6 +104,7 @@ func (o *CreateOptions) settings(name string) admin.AccountSettings {
 	s.V2WalletScreening = o.V2Screening
 	s.V2FeeStructure = o.V2Offloader
 	s.SmartWalletDeployed = o.SmartWallet
+	s.BindWallets = o.BindWallets
 	s.MinAmount, s.MaxAmount = o.MinAmount, o.MaxAmount
 	s.ServiceFeePercent, s.ServiceFeeFixed = o.ServiceFeePercent, o.ServiceFeeFixed
 	s.AllowedIPs = o.AllowedIPs

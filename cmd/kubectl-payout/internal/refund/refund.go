@@ -18,6 +18,7 @@ import (
 //
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=list
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=list
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=create
 
 // Options are the inputs of `refund TRANSFER_ID`.
@@ -78,7 +79,7 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 	for i, r := range requested {
 		what[i] = r.What()
 	}
-	fmt.Fprintf(o.Out, "Requested %d refunds of transfer %s of account %q: %s\n", len(requested), t.Name, t.Spec.Account, strings.Join(what, "; "))
+	fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q: %s\n", t.Name, t.Spec.Account, strings.Join(what, "; "))
 	return nil
 }
 

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
+)
+
+// The shared v2 address (issue 22, "whose deposit it is"): every v2 deposit of a network goes to
+// one platform address, and a confirmed hash is a claim, not a proof. Another account that sees
+// a customer's payment on chain, or its hash, must not be paid with it, nor keep the customer
+// from confirming it.
+var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
+	var url string
+	BeforeAll(func() { url = startInProcess(env.Config) })
+
+	// v2 creates a v2 transfer of amount from the suite's funded wallet, and returns its id and
+	// the platform address.
+	v2 := func(a *account, amount string) (id, platform string) {
+		GinkgoHelper()
+		m := a.must(200, "POST", "/api/payouts/transfer/v2", transferBody(a.quote(amount), amount, a.recipient("Owner Payee"), false))
+		return m["transfer_id"].(string), m["deposit_address"].(string)
+	}
+	confirm := func(a *account, id string, hash common.Hash) (int, map[string]any) {
+		return a.call("POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{"transfer_id": id, "tx_hash": hash.Hex()})
+	}
+	finalStatus := func(a *account, id string) string {
+		GinkgoHelper()
+		var s string
+		Eventually(func() bool { s, _ = a.status(id); return s == "completed" || s == "failed" }).WithTimeout(90 * time.Second).Should(BeTrue())
+		return s
+	}
+	paidFor := func(id string) int {
+		n := 0
+		for _, e := range bank.Ledger() {
+			if e.Reference == id && e.Sent() {
+				n++
+			}
+		}
+		return n
+	}
+	// mined waits until the service's view of base (its cursor's head) has passed the block of
+	// hash: a transfer created now records a head at or after it.
+	mined := func(hash common.Hash) {
+		GinkgoHelper()
+		r, err := base.WaitMined(context.Background(), hash)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int64 {
+			c := &payoutv1.ChainCursor{}
+			_ = env.Client.Get(context.Background(), client.ObjectKey{Name: "base"}, c)
+			return c.Status.Head
+		}).Should(BeNumerically(">=", r.BlockNumber.Int64()))
+	}
+
+	It("gets 409 (403 on the owner's transfer) once the owner confirmed; nothing is paid to it", func() {
+		owner, other := newAccount(url), newAccount(url)
+		id, platform := v2(owner, "21.00")
+		hash := deposit(platform, "21.00")
+		code, m := confirm(owner, id, hash)
+		Expect(code).To(Equal(200), "%v", m)
+
+		squat, _ := v2(other, "21.00")
+		code, m = confirm(other, squat, hash)
+		Expect(code).To(Equal(409), "another account confirming the owner's hash on its own transfer: %v", m)
+		code, m = confirm(other, id, hash)
+		Expect(code).To(Equal(403), "another account confirming on the owner's transfer: %v", m)
+
+		Expect(finalStatus(owner, id)).To(Equal("completed"))
+		Expect(paidFor(id)).To(Equal(1))
+		Expect(paidFor(squat)).To(BeZero())
+	})
+
+	It("fails the squatter's transfer for a hash mined before it existed, releases the hash, and the owner's confirmation still succeeds", func() {
+		owner, other := newAccount(url), newAccount(url)
+		id, platform := v2(owner, "22.00")
+		hash := deposit(platform, "22.00")
+		mined(hash)
+
+		// the other account saw the payment on chain: it creates a transfer of the same amount
+		// from the same wallet, and confirms the hash first
+		squat, _ := v2(other, "22.00")
+		code, m := confirm(other, squat, hash)
+		Expect(code).To(Equal(200), "%v", m)
+		code, m = confirm(owner, id, hash)
+		Expect(code).To(Equal(409), "the hash is the squatter's while it is judged: %v", m)
+
+		Expect(finalStatus(other, squat)).To(Equal("failed"))
+		_, got := other.status(squat)
+		Expect(got["error"]).To(ContainSubstring("before the transfer existed"))
+		Expect(paidFor(squat)).To(BeZero(), "nothing is paid to the squatter")
+
+		// released: the owner confirms its own payment and is paid, once
+		Eventually(func() int { code, m = confirm(owner, id, hash); return code }).Should(Equal(200), "%v", m)
+		Expect(finalStatus(owner, id)).To(Equal("completed"))
+		Expect(paidFor(id)).To(Equal(1))
+		Expect(paidFor(squat)).To(BeZero())
+		// and the squatter's transfer owes nothing: its refund is refused, nothing created
+		_, _, err := admin.RequestRefund(context.Background(), env.Client, squat, "e2e")
+		Expect(err).To(MatchError(admin.ErrNotRefundable))
+	})
+
+	It("refuses another account's v2 transfer from a wallet bound to an account that binds wallets", func() {
+		owner := newAccount(url, func(s *admin.AccountSettings) { s.BindWallets = true })
+		other := newAccount(url)
+		id, platform := v2(owner, "23.00")
+		hash := deposit(platform, "23.00")
+		code, m := confirm(owner, id, hash)
+		Expect(code).To(Equal(200), "%v", m)
+		Expect(finalStatus(owner, id)).To(Equal("completed"))
+		Eventually(func() error {
+			return env.Client.Get(context.Background(), client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding,
+				payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, crypto0x()))}, &payoutv1.Claim{})
+		}).Should(Succeed(), "the wallet is bound to the owner's account")
+
+		code, m = other.call("POST", "/api/payouts/transfer/v2", transferBody(other.quote("23.00"), "23.00", other.recipient("Other Payee"), false))
+		Expect(code).To(Equal(403), "%v", m)
+		Expect(m["error"]).To(ContainSubstring("bound to another account"))
+		// the owner itself still sends from it
+		v2(owner, "24.00")
+	})
+
+	AfterAll(func() {
+		// the binding of the suite's one sender wallet would refuse later specs' v2 transfers
+		c := &payoutv1.Claim{}
+		key := client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, crypto0x()))}
+		if env.Client.Get(context.Background(), key, c) == nil {
+			Expect(env.Client.Delete(context.Background(), c)).To(Succeed())
+		}
+	})
+})
