@@ -204,7 +204,7 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 
 	It("never archives a failed transfer whose deposit was not refunded", func() {
 		p := newPayee()
-		p.rid = idOf(p.create(ibanBody("Simulated Failure"))) // the bank rejects its payouts
+		p.rid = idOf(p.create(ibanBody("Simulated Failure")))       // the bank rejects its payouts
 		short, _ := finishedV1(p, "25000000", payoutv1.PhaseFailed) // PayoutRejected: the deposit is kept for a refund
 		Expect(short.Status.Failure.Reason).To(Equal(payoutv1.FailurePayoutRejected))
 		for range 3 {
