@@ -218,6 +218,46 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
 	})
 
+	It("holds a refund to a blocked address, sending nothing, until screening clears it", func() {
+		ns := namespace()
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0004")
+		failedTransfer(ns, "fa0000000000000000000004", sender, "4000000")
+		blocked := &payoutv1.BlockedWallet{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.WalletName(sender.Hex())},
+			Spec: payoutv1.BlockedWalletSpec{Address: payoutv1.NormalizeWallet(sender.Hex()), Reason: "test"}}
+		Expect(env.Client.Create(ctx, blocked)).To(Succeed())
+		rf := newRefund(ns, "fa0000000000000000000004")
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		r := reconciler(wallet)
+		_, err := r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		res, err := r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundHeld))
+		Expect(rf.Status.Message).To(ContainSubstring("failed wallet screening"))
+		Expect(rf.Status.Nonce).To(BeNil())
+		Expect(res.RequeueAfter).To(Equal(time.Hour), "screened again later")
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing is signed to a blocked address")
+
+		// a screening service that cannot answer holds it too (fail closed)
+		down := reconciler(wallet)
+		down.Screener = unreachableScreener{}
+		_, err = down.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundHeld))
+		Expect(rf.Status.Message).To(ContainSubstring("waiting to screen the destination"))
+
+		Expect(env.Client.Delete(ctx, blocked)).To(Succeed())
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if reload(rf).Status.State == payoutv1.RefundSigned || rf.Status.State == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 3)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(4_000_000)))
+	})
+
 	It("waits with a message while the wallet cannot pay, taking no nonce", func() {
 		ns := namespace()
 		sender := common.HexToAddress("0x00000000000000000000000000000000000f0003")

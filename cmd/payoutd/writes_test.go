@@ -126,7 +126,10 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		}).WithPolling(3 * time.Second).WithTimeout(60 * time.Second).Should(BeTrue())
 	}
 
-	It("is at most 7 for a v1 transfer, from its create to its recipient's deletion", func() {
+	// The outcome mail is stored as pending with the outcome, then recorded as sent in a write of
+	// its own (issue 22: no side effect before the status that decided it is stored): one write
+	// more than before per lifecycle.
+	It("is at most 8 for a v1 transfer, from its create to its recipient's deletion", func() {
 		rid := acct.recipient("Counted Payee")
 		q := acct.quote("25.00")
 		waitQuiet()
@@ -145,7 +148,7 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
 		AddReportEntry("v1 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
 		GinkgoWriter.Printf("v1 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
-		Expect(total).To(BeNumerically("<=", 7), table(byKind))
+		Expect(total).To(BeNumerically("<=", 8), table(byKind))
 	})
 
 	It("is measured for a v2 transfer, from its create to its recipient's deletion", func() {
@@ -163,6 +166,6 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
 		AddReportEntry("v2 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
 		GinkgoWriter.Printf("v2 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
-		Expect(total).To(BeNumerically("<=", 11), table(byKind))
+		Expect(total).To(BeNumerically("<=", 12), table(byKind))
 	})
 })
