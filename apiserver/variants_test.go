@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -346,6 +348,24 @@ func allNetworksDepositAddresses() depositkey.Addresses {
 // network and reads every deposit option as available.
 func allNetworksServer() *Server {
 	GinkgoHelper()
+	// a v2 transfer records its network's head: every network's cursor has read one (not synced,
+	// so that the deposit options of the suite stay as they are)
+	for _, n := range []payoutv1.Network{payoutv1.NetworkEthereum, payoutv1.NetworkPolygon, payoutv1.NetworkArbitrum,
+		payoutv1.NetworkAvalanche, payoutv1.NetworkSolana, payoutv1.NetworkTron} {
+		c := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(n)}, Spec: payoutv1.ChainCursorSpec{Network: n}}
+		if err := env.Client.Create(ctx, c); apierrors.IsAlreadyExists(err) {
+			continue
+		} else {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		c.Status.Head = 100
+		Expect(env.Client.Status().Update(ctx, c)).To(Succeed())
+		Eventually(func() int64 {
+			got := &payoutv1.ChainCursor{}
+			_ = baseCfg.Client.Get(ctx, client.ObjectKeyFromObject(c), got)
+			return got.Status.Head
+		}).Should(Equal(int64(100)))
+	}
 	cfg := baseCfg
 	cfg.Client = everyOptionAvailable{Client: baseCfg.Client}
 	cfg.Deposits = allNetworksDepositAddresses()

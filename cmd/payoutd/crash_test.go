@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -165,7 +164,7 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		Expect(plan).To(HaveLen(crashTransfers))
 
 		// The deposits, while the killing goes on.
-		stranger, strangerAt := fundedStranger()
+		stranger, strangerAt := freshWallet(1_000_000) // a stranger to every transfer
 		strangerBefore, err := base.BalanceOf(context.Background(), devchain.USDC, strangerAt)
 		Expect(err).NotTo(HaveOccurred())
 		for _, p := range plan {
@@ -223,18 +222,6 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		GinkgoWriter.Println(report)
 	})
 })
-
-// fundedStranger is a fresh wallet with USDC and gas on base: a stranger to every transfer.
-func fundedStranger() (*ecdsa.PrivateKey, common.Address) {
-	GinkgoHelper()
-	key, err := crypto.GenerateKey()
-	Expect(err).NotTo(HaveOccurred())
-	at := crypto.PubkeyToAddress(key.PublicKey)
-	_, err = base.Transfer(context.Background(), chains.FundedKey, devchain.USDC, at, big.NewInt(1_000_000))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(base.RPC.CallContext(context.Background(), nil, "anvil_setBalance", at, "0xde0b6b3a7640000")).To(Succeed())
-	return key, at
-}
 
 func count(plan []*planned, f func(*planned) bool) int {
 	n := 0

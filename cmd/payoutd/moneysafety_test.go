@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math/big"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -11,6 +12,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
 )
 
 // The shared v2 address (issue 22, "whose deposit it is"): every v2 deposit of a network goes to
@@ -46,17 +48,21 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		}
 		return n
 	}
-	// mined waits until the service's view of base (its cursor's head) has passed the block of
-	// hash: a transfer created now records a head at or after it.
-	mined := func(hash common.Hash) {
+	// createdAfter creates a v2 transfer of a for amount once the service has seen hash mined: the
+	// transfer's recorded head is at or after the hash's block (a transfer created while the
+	// facade's view of the head was older is left unconfirmed, and another one made).
+	createdAfter := func(a *account, amount string, hash common.Hash) string {
 		GinkgoHelper()
 		r, err := base.WaitMined(context.Background(), hash)
 		Expect(err).NotTo(HaveOccurred())
+		var id string
 		Eventually(func() int64 {
-			c := &payoutv1.ChainCursor{}
-			_ = env.Client.Get(context.Background(), client.ObjectKey{Name: "base"}, c)
-			return c.Status.Head
-		}).Should(BeNumerically(">=", r.BlockNumber.Int64()))
+			id, _ = v2(a, amount)
+			t := &payoutv1.Transfer{}
+			Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(a.name), Name: id}, t)).To(Succeed())
+			return t.Spec.HeadAtCreation
+		}).WithPolling(time.Second).Should(BeNumerically(">=", r.BlockNumber.Int64()))
+		return id
 	}
 
 	It("gets 409 (403 on the owner's transfer) once the owner confirmed; nothing is paid to it", func() {
@@ -81,11 +87,10 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		owner, other := newAccount(url), newAccount(url)
 		id, platform := v2(owner, "22.00")
 		hash := deposit(platform, "22.00")
-		mined(hash)
 
 		// the other account saw the payment on chain: it creates a transfer of the same amount
 		// from the same wallet, and confirms the hash first
-		squat, _ := v2(other, "22.00")
+		squat := createdAfter(other, "22.00", hash)
 		code, m := confirm(other, squat, hash)
 		Expect(code).To(Equal(200), "%v", m)
 		code, m = confirm(owner, id, hash)
@@ -107,31 +112,32 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 	})
 
 	It("refuses another account's v2 transfer from a wallet bound to an account that binds wallets", func() {
+		// a wallet of its own: a binding lasts as long as the owner's account, and the suite's
+		// funded wallet sends every other spec's deposits
+		key, wallet := freshWallet(50_000_000)
+		fromWallet := func(a *account, amount string) map[string]any {
+			b := transferBody(a.quote(amount), amount, a.recipient("Owner Payee"), false)
+			b["wallet_address"] = wallet.Hex()
+			return b
+		}
 		owner := newAccount(url, func(s *admin.AccountSettings) { s.BindWallets = true })
 		other := newAccount(url)
-		id, platform := v2(owner, "23.00")
-		hash := deposit(platform, "23.00")
-		code, m := confirm(owner, id, hash)
+		m := owner.must(200, "POST", "/api/payouts/transfer/v2", fromWallet(owner, "23.00"))
+		id := m["transfer_id"].(string)
+		tx, err := base.SendTransfer(context.Background(), key, devchain.USDC, common.HexToAddress(m["deposit_address"].(string)), big.NewInt(23_000_000))
+		Expect(err).NotTo(HaveOccurred())
+		code, m := confirm(owner, id, tx.Hash())
 		Expect(code).To(Equal(200), "%v", m)
 		Expect(finalStatus(owner, id)).To(Equal("completed"))
 		Eventually(func() error {
 			return env.Client.Get(context.Background(), client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding,
-				payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, crypto0x()))}, &payoutv1.Claim{})
+				payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, wallet.Hex()))}, &payoutv1.Claim{})
 		}).Should(Succeed(), "the wallet is bound to the owner's account")
 
-		code, m = other.call("POST", "/api/payouts/transfer/v2", transferBody(other.quote("23.00"), "23.00", other.recipient("Other Payee"), false))
+		code, m = other.call("POST", "/api/payouts/transfer/v2", fromWallet(other, "23.00"))
 		Expect(code).To(Equal(403), "%v", m)
 		Expect(m["error"]).To(ContainSubstring("bound to another account"))
 		// the owner itself still sends from it
-		v2(owner, "24.00")
-	})
-
-	AfterAll(func() {
-		// the binding of the suite's one sender wallet would refuse later specs' v2 transfers
-		c := &payoutv1.Claim{}
-		key := client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, crypto0x()))}
-		if env.Client.Get(context.Background(), key, c) == nil {
-			Expect(env.Client.Delete(context.Background(), c)).To(Succeed())
-		}
+		owner.must(200, "POST", "/api/payouts/transfer/v2", fromWallet(owner, "24.00"))
 	})
 })

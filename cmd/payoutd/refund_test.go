@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,20 +20,14 @@ var _ = Describe("an operator's refund", func() {
 	It("sends a failed transfer's deposit back on Base once and marks it refunded", func() {
 		acct := newAccount(startInProcess(env.Config))
 		// The sender of this deposit is a fresh wallet, so the refund's arrival is its balance.
-		sender, err := crypto.GenerateKey()
-		Expect(err).NotTo(HaveOccurred())
-		from := crypto.PubkeyToAddress(sender.PublicKey)
-		_, err = base.Transfer(context.Background(), chains.FundedKey, devchain.USDC, from, big.NewInt(30_000_000))
-		Expect(err).NotTo(HaveOccurred())
-		// gas for the sender: anvil sets a balance directly
-		Expect(base.RPC.CallContext(context.Background(), nil, "anvil_setBalance", from, "0xde0b6b3a7640000")).To(Succeed())
+		sender, from := freshWallet(30_000_000)
 
 		rid := acct.recipient("Simulated Failure")
 		body := transferBody(acct.quote("23.45"), "23.45", rid, false)
 		body["wallet_address"] = from.Hex()
 		tr := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
 		id := tr["id"].(string)
-		_, err = base.Transfer(context.Background(), sender, devchain.USDC, common.HexToAddress(tr["deposit_address"].(string)), big.NewInt(23_450_000))
+		_, err := base.Transfer(context.Background(), sender, devchain.USDC, common.HexToAddress(tr["deposit_address"].(string)), big.NewInt(23_450_000))
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() string { s, _ := acct.status(id); return s }).Should(Equal("failed"))
 		before, err := base.BalanceOf(context.Background(), devchain.USDC, from)

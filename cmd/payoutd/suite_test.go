@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -241,6 +243,20 @@ func (a *account) status(id string) (string, map[string]any) {
 	}
 	t := m["transfer"].(map[string]any)
 	return t["status"].(string), t
+}
+
+// freshWallet is a new wallet on base with units of USDC and gas: its balance is what the
+// service sends it.
+func freshWallet(units int64) (*ecdsa.PrivateKey, common.Address) {
+	GinkgoHelper()
+	key, err := crypto.GenerateKey()
+	Expect(err).NotTo(HaveOccurred())
+	at := crypto.PubkeyToAddress(key.PublicKey)
+	_, err = base.Transfer(context.Background(), chains.FundedKey, devchain.USDC, at, big.NewInt(units))
+	Expect(err).NotTo(HaveOccurred())
+	// gas: anvil sets a balance directly
+	Expect(base.RPC.CallContext(context.Background(), nil, "anvil_setBalance", at, "0xde0b6b3a7640000")).To(Succeed())
+	return key, at
 }
 
 // deposit sends amount USDC (decimal text) from the funded wallet to address on base.
