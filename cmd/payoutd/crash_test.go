@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -101,10 +102,10 @@ type planned struct {
 	split, dust bool
 }
 
-// crashExpiry is the v1 expiry of the crash test's payoutd: long enough for every deposit to be
-// mined in time, short enough for the short deposits to fail (DepositShort) once the chain has
-// passed it, within the test.
-const crashExpiry = "3m"
+// crashExpiry is the v1 expiry of the crash test's payoutd, the shortest payoutd takes: each
+// deposit is sent right after its transfer is created, well in time, and the short deposits fail
+// (DepositShort) a minute after their creation, once the chain has passed it.
+const crashExpiry = "1m"
 
 var _ = Describe("a crash at any moment", Ordered, func() {
 	It("loses no transfer and pays none twice while payoutd is killed at random", func() {
@@ -125,7 +126,13 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		stopOnce := sync.OnceFunc(func() { close(stop); <-stopped })
 		DeferCleanup(stopOnce)
 
-		// 20 accounts of 10 transfers each keep every key within its per-minute limits.
+		// A stranger to every transfer, whose dust some of them get first.
+		stranger, strangerAt := freshWallet(1_000_000)
+		strangerBefore, err := base.BalanceOf(context.Background(), devchain.USDC, strangerAt)
+		Expect(err).NotTo(HaveOccurred())
+
+		// 20 accounts of 10 transfers each keep every key within its per-minute limits. Each
+		// transfer's deposit is sent right after its create, while the killing goes on.
 		const accounts = 20
 		var plan []*planned
 		var mu sync.Mutex
@@ -154,6 +161,7 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 						p.dust = true
 					}
 					p.id = createDuringCrashes(acct, p, rid)
+					pay(p, stranger)
 					mu.Lock()
 					plan = append(plan, p)
 					mu.Unlock()
@@ -162,26 +170,6 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		}
 		wg.Wait()
 		Expect(plan).To(HaveLen(crashTransfers))
-
-		// The deposits, while the killing goes on.
-		stranger, strangerAt := freshWallet(1_000_000) // a stranger to every transfer
-		strangerBefore, err := base.BalanceOf(context.Background(), devchain.USDC, strangerAt)
-		Expect(err).NotTo(HaveOccurred())
-		for _, p := range plan {
-			t := &payoutv1.Transfer{}
-			Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t)).To(Succeed())
-			if p.dust {
-				_, err := base.Transfer(context.Background(), stranger, devchain.USDC, common.HexToAddress(t.Spec.DepositAddress), big.NewInt(1))
-				Expect(err).NotTo(HaveOccurred())
-			}
-			if p.split {
-				first := decimal.RequireFromString(p.deposit).Div(decimal.NewFromInt(3)).Truncate(2)
-				deposit(t.Spec.DepositAddress, first.StringFixed(2))
-				deposit(t.Spec.DepositAddress, decimal.RequireFromString(p.deposit).Sub(first).StringFixed(2))
-				continue
-			}
-			deposit(t.Spec.DepositAddress, p.deposit)
-		}
 		// Let the machine work under crashes for a while, then let it finish.
 		time.Sleep(45 * time.Second)
 		stopOnce()
@@ -222,6 +210,25 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		GinkgoWriter.Println(report)
 	})
 })
+
+// pay sends p's deposit: a stranger's dust first when planned (mined before the payment), then
+// the wallet's payment in one send or two.
+func pay(p *planned, stranger *ecdsa.PrivateKey) {
+	GinkgoHelper()
+	t := &payoutv1.Transfer{}
+	Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t)).To(Succeed())
+	if p.dust {
+		_, err := base.Transfer(context.Background(), stranger, devchain.USDC, common.HexToAddress(t.Spec.DepositAddress), big.NewInt(1))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	if !p.split {
+		deposit(t.Spec.DepositAddress, p.deposit)
+		return
+	}
+	first := decimal.RequireFromString(p.deposit).Div(decimal.NewFromInt(3)).Truncate(2)
+	deposit(t.Spec.DepositAddress, first.StringFixed(2))
+	deposit(t.Spec.DepositAddress, decimal.RequireFromString(p.deposit).Sub(first).StringFixed(2))
+}
 
 func count(plan []*planned, f func(*planned) bool) int {
 	n := 0
