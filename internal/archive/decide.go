@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"strings"
 	"time"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -22,12 +21,12 @@ const (
 	// (transfer.OwedOf: a failed transfer's deposit, or any stray deposit, refunded once each by
 	// `kubectl payout refund`), or a failed transfer's deposit is still on its way to depth. The
 	// transfer stays live until every refund is confirmed.
-	MoneyOwed Reason = "MoneyOwed"
+	MoneyOwed = Reason(transfer.HoldMoneyOwed)
 	// DepositUnrecorded: a Deposit object of the transfer is not in its status yet (the
 	// transfer controller has not seen it): archiving now could lose track of the funds.
-	DepositUnrecorded Reason = "DepositUnrecorded"
+	DepositUnrecorded = Reason(transfer.HoldDepositUnrecorded)
 	// RefundInFlight: a refund was asked for and has not reached an end.
-	RefundInFlight Reason = "RefundInFlight"
+	RefundInFlight = Reason(transfer.HoldRefundInFlight)
 	// MailPending: the outcome e-mail is not sent (nor given up on) yet.
 	MailPending Reason = "MailPending"
 	// RecipientPending: the transfer controller has yet to delete the recipient (spec 2.1).
@@ -105,19 +104,11 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Deleting}
 	case !Ended(t):
 		return Verdict{Reason: NotEnded}
-	case st.Refund == nil && st.Failure != nil && st.Deposit != nil && st.Deposit.ConfirmedAt == nil && !transfer.Released(t):
-		// failed, and a deposit is on its way to depth: it will be owed
-		return Verdict{Reason: MoneyOwed}
 	}
-	if r := owedReason(in); r != "" {
-		return Verdict{Reason: r}
+	if h := transfer.MoneyHeld(t, in.Deposits, in.Refunds, in.HashHeld); h != "" {
+		return Verdict{Reason: Reason(h)}
 	}
 	switch {
-	case !depositsRecorded(st, in.Deposits):
-		return Verdict{Reason: DepositUnrecorded}
-	case refundInFlight(in):
-		// asked for; not at depth (or confirmed and not yet copied into the transfer)
-		return Verdict{Reason: RefundInFlight}
 	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st):
 		return Verdict{Reason: MailPending}
 	case !t.Spec.KeepRecipient && in.RecipientActive:
@@ -129,87 +120,6 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Retained, At: due}
 	}
 	return Verdict{Reason: Due}
-}
-
-// owedReason says why money the transfer owes keeps it live: MoneyOwed while an owed item has
-// no refund that reached depth, RefundInFlight while its refund is on its way; "" when nothing
-// is owed. A refund that was refused leaves its item owed.
-func owedReason(in TransferInput) Reason {
-	byName := map[string]*payoutv1.Refund{}
-	for i := range in.Refunds {
-		byName[in.Refunds[i].Name] = &in.Refunds[i]
-	}
-	reason := Reason("")
-	for _, o := range transfer.OwedOf(in.Transfer, in.Deposits, in.HashHeld) {
-		rf := byName[o.Name]
-		switch {
-		case rf == nil || rf.Status.State == payoutv1.RefundRefused:
-			return MoneyOwed
-		case rf.Status.State != payoutv1.RefundConfirmed:
-			reason = RefundInFlight
-		}
-	}
-	return reason
-}
-
-// refundInFlight reports whether a refund of the transfer was asked for and has not reached an
-// end (Confirmed and copied into the transfer, or Refused).
-func refundInFlight(in TransferInput) bool {
-	for i := range in.Refunds {
-		rf := &in.Refunds[i]
-		switch rf.Status.State {
-		case payoutv1.RefundRefused:
-		case payoutv1.RefundConfirmed:
-			if rf.Spec.Deposit == nil && in.Transfer.Status.Refund == nil && in.Transfer.Status.Failure != nil {
-				return true // not copied into the transfer yet
-			}
-		default:
-			return true
-		}
-	}
-	return false
-}
-
-// depositsRecorded reports whether every Deposit object of the transfer is in its status: as
-// its deposit (or a part of it) or as a stray one. A transfer whose stray list is full lists no
-// more (the Deposit objects are the record, and what is owed is read from them).
-func depositsRecorded(st *payoutv1.TransferStatus, deps []payoutv1.Deposit) bool {
-	if len(st.StrayDeposits) >= payoutv1.MaxStrays {
-		return true
-	}
-	for i := range deps {
-		d := &deps[i].Spec
-		if d.Amount == "0" || credited(st.Deposit, d) {
-			continue
-		}
-		found := false
-		for _, s := range st.StrayDeposits {
-			if strings.EqualFold(s.TxHash, d.TxHash) && s.LogIndex == d.LogIndex {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// credited reports whether the deposit log d is the transfer's deposit or one of its parts.
-func credited(dep *payoutv1.DepositFacts, d *payoutv1.DepositSpec) bool {
-	if dep == nil {
-		return false
-	}
-	if strings.EqualFold(dep.TxHash, d.TxHash) && dep.LogIndex == d.LogIndex {
-		return true
-	}
-	for _, p := range dep.Parts {
-		if strings.EqualFold(p.TxHash, d.TxHash) && p.LogIndex == d.LogIndex {
-			return true
-		}
-	}
-	return false
 }
 
 // mailed reports whether the outcome e-mail of a finished transfer was sent or given up on.

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"fmt"
+	"strings"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
@@ -33,8 +34,10 @@ func (o Owed) What() string {
 }
 
 // OwedOf lists what t owes, from its stored status and its Deposit objects (deps): the deposit
-// credited to it when it failed and was not refunded, then every stray deposit (SortDeposits),
-// refunded or not (a stray's Refund object says whether it was). reclaimed reports, for a v2
+// credited to it when it failed and was not refunded, then every stray deposit (SortDeposits)
+// whose refund t does not record as confirmed (status.strayDeposits): until then its Refund
+// object says whether it was refunded, and once recorded the deletion of that object cannot make
+// it owed again. reclaimed reports, for a v2
 // transfer whose hash was released (its transaction did not pay it), whether the transfer holds
 // the hash's claim again: only then is its observed deposit its to refund, since otherwise
 // another transfer may be paid by that transaction. The refund tool, the refund controller and
@@ -49,8 +52,49 @@ func OwedOf(t *payoutv1.Transfer, deps []payoutv1.Deposit, reclaimed bool) []Owe
 	}
 	for _, s := range SortDeposits(t, deps).Strays {
 		ref := s.Ref
+		if strayRefunded(t, ref) {
+			continue
+		}
 		out = append(out, Owed{Name: payoutv1.StrayRefundName(t.Name, ref), Deposit: &ref, Network: ref.Network, Token: s.Token,
 			From: s.From, Units: s.Units.String(), Reason: s.Reason})
+	}
+	return out
+}
+
+// strayRefunded reports whether t's status records a confirmed refund of the stray deposit ref.
+func strayRefunded(t *payoutv1.Transfer, ref payoutv1.DepositRef) bool {
+	for _, sd := range t.Status.StrayDeposits {
+		network := sd.Network
+		if network == "" {
+			network = t.Spec.SourceNetwork
+		}
+		if sd.Refund != nil && network == ref.Network && strings.EqualFold(sd.TxHash, ref.TxHash) && sd.LogIndex == ref.LogIndex {
+			return true
+		}
+	}
+	return false
+}
+
+// OrphanReason is why a deposit recorded in OrphanNamespace is owed.
+const OrphanReason = "it arrived after the transfer's account was deleted"
+
+// OrphanOwed lists what is owed for the deposits recorded in OrphanNamespace for transfer
+// transferID (deps): its account was deleted, so nothing is paid out of them, and each is owed
+// whole to its sender, like a stray deposit, under StrayRefundName. Whatever the transfer owes
+// in its own namespace (OwedOf) is apart: the watcher records a log in one namespace or the
+// other.
+func OrphanOwed(transferID string, deps []payoutv1.Deposit) []Owed {
+	var out []Owed
+	seen := map[payoutv1.DepositRef]bool{}
+	for i := range deps {
+		d := &deps[i]
+		ref := refOf(d)
+		if d.Spec.Transfer != transferID || seen[ref] || !baseUnits(d.Spec.Amount).IsPositive() {
+			continue
+		}
+		seen[ref] = true
+		out = append(out, Owed{Name: payoutv1.StrayRefundName(transferID, ref), Deposit: &ref, Network: ref.Network, Token: d.Spec.Token,
+			From: d.Spec.From, Units: baseUnits(d.Spec.Amount).String(), Reason: OrphanReason})
 	}
 	return out
 }
