@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -47,6 +48,14 @@ const (
 	// RefundUnscreenedReason: the destination could not be screened (the service cannot
 	// answer); nothing is sent until it is cleared.
 	RefundUnscreenedReason = "ScreeningUnavailable"
+	// RefundRevertUnprovenReason: a transaction listed in status.revertedTxs is not reverted at
+	// depth on chain; nothing is signed.
+	RefundRevertUnprovenReason = "RevertUnproven"
+	// RefundDeletionWaitsReason: the Refund is deleted, and stays (its finalizer) while its
+	// deletion could let the money go out twice (refund.Release says why).
+	RefundDeletionWaitsReason = "DeletionWaits"
+	// RefundReleasedReason: a deleted Refund's finalizer is removed; it goes.
+	RefundReleasedReason = "Released"
 )
 
 // How often a held refund's destination is screened again, and a destination the service
@@ -73,6 +82,18 @@ const (
 //
 // It never writes a Transfer: the transfer controller reads the Refund's Confirmed status and
 // sets the transfer refunded (or lists the stray deposit's refund).
+//
+// Every Refund carries payoutv1.MoneyFinalizer (admin.RequestRefund creates it so; this
+// controller adds it to one made otherwise, but to a refused one), and this controller is the one
+// that removes it, only from a Refund being deleted, and only when refund.Release allows: nothing
+// was signed, or it was refused, or its transaction is confirmed and its transfer records it. A
+// deleted Signed or Broadcast refund goes on to Confirmed meanwhile, so that a new request for
+// the same money meets the existing object (AlreadyExists) instead of signing a second
+// transaction. The finalizer costs no write in a refund's life: it is in the create, and removed
+// only on a deletion.
+//
+// A Refund in OrphanNamespace refunds a deposit recorded there after its transfer's account was
+// deleted (transfer.OrphanOwed): its transfer need not exist.
 type RefundReconciler struct {
 	// Client reads Transfers from the cache and writes Refund status.
 	Client client.Client
@@ -89,7 +110,7 @@ type RefundReconciler struct {
 	PollInterval time.Duration
 }
 
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
@@ -100,6 +121,20 @@ func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	rf := &payoutv1.Refund{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, rf); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	switch {
+	case !rf.DeletionTimestamp.IsZero():
+		if res, done, err := r.finalize(ctx, rf); done || err != nil {
+			return res, err
+		}
+		// Signed or Broadcast: its transaction may be on its way, and goes on to Confirmed
+	case !controllerutil.ContainsFinalizer(rf, payoutv1.MoneyFinalizer) && rf.Status.State != payoutv1.RefundRefused:
+		// a Refund made without it (by hand, or before it existed), under the read version
+		before := rf.DeepCopy()
+		controllerutil.AddFinalizer(rf, payoutv1.MoneyFinalizer)
+		if err := r.Client.Patch(ctx, rf, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
 	}
 	switch refund.Next(rf.Status) {
 	case refund.ActionAdmit:
@@ -112,9 +147,63 @@ func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, nil
 }
 
+// finalize decides on a Refund being deleted (refund.Release): it removes the finalizer when the
+// refund may go; it reports done=false when the refund must go on (its transaction may be on
+// its way), and waits for a confirmed refund's transfer to record it. The first pass after the
+// deletion says why it stays, in status.message and an event.
+func (r *RefundReconciler) finalize(ctx context.Context, rf *payoutv1.Refund) (res ctrl.Result, done bool, err error) {
+	if !controllerutil.ContainsFinalizer(rf, payoutv1.MoneyFinalizer) {
+		return ctrl.Result{}, true, nil
+	}
+	var t *payoutv1.Transfer
+	if rf.Status.State == payoutv1.RefundConfirmed && rf.Namespace != payoutv1.OrphanNamespace {
+		// read past the cache: the transfer's record of the refund must be seen, not assumed
+		tr := &payoutv1.Transfer{}
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rf.Namespace, Name: rf.Spec.Transfer}, tr); {
+		case err == nil:
+			t = tr
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, true, err
+		}
+	}
+	ok, why := refund.Release(rf, t)
+	if ok {
+		before := rf.DeepCopy()
+		controllerutil.RemoveFinalizer(rf, payoutv1.MoneyFinalizer)
+		if err := r.Client.Patch(ctx, rf, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, true, client.IgnoreNotFound(err)
+		}
+		if r.Recorder != nil {
+			r.Recorder.Eventf(rf, nil, corev1.EventTypeNormal, RefundReleasedReason, "Delete", "the refund is deleted: %s", why)
+		}
+		return ctrl.Result{}, true, nil
+	}
+	if rf.Status.ObservedGeneration != rf.Generation {
+		// the deletion bumped the generation: the first pass since says why the refund stays
+		if err := r.write(ctx, rf, refund.DeletionWaits(rf.Status, why), corev1.EventTypeWarning, RefundDeletionWaitsReason); err != nil {
+			return ctrl.Result{}, true, err
+		}
+	}
+	switch {
+	case rf.Status.State != payoutv1.RefundConfirmed:
+		return ctrl.Result{}, false, nil
+	case rf.Namespace == payoutv1.OrphanNamespace:
+		return ctrl.Result{}, true, nil // nothing else will record it
+	}
+	return ctrl.Result{RequeueAfter: r.poll()}, true, nil
+}
+
 // admit checks what the transfer owes under the refund's name and records what is to be sent,
 // or refuses.
 func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl.Result, error) {
+	if rf.Namespace == payoutv1.OrphanNamespace {
+		// a deposit recorded after its account was deleted: owed whole, whatever the transfer
+		deps := &payoutv1.DepositList{}
+		if err := r.APIReader.List(ctx, deps, client.InNamespace(rf.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: rf.Spec.Transfer}); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.admitted(ctx, rf, refund.Admit(rf, nil, transfer.OrphanOwed(rf.Spec.Transfer, deps.Items), r.wallets(), nil))
+	}
 	var t *payoutv1.Transfer
 	tr := &payoutv1.Transfer{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: rf.Namespace, Name: rf.Spec.Transfer}, tr); err == nil {
@@ -138,7 +227,11 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 			why = fmt.Errorf("transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer", t.Name, t.Spec.TxHash)
 		}
 	}
-	st := refund.Admit(rf, t, owed, r.wallets(), why)
+	return r.admitted(ctx, rf, refund.Admit(rf, t, owed, r.wallets(), why))
+}
+
+// admitted records the admission's status st.
+func (r *RefundReconciler) admitted(ctx context.Context, rf *payoutv1.Refund, st payoutv1.RefundStatus) (ctrl.Result, error) {
 	if st.State == payoutv1.RefundRefused {
 		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundRefusedReason)
 	}
@@ -186,6 +279,9 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 	if res, done, err := r.screen(ctx, rf); done || err != nil {
 		return res, err
 	}
+	if res, done, err := r.checkReverted(ctx, rf, w); done || err != nil {
+		return res, err
+	}
 	amount, err := refund.Amount(rf.Status)
 	if err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
@@ -222,6 +318,22 @@ func (r *RefundReconciler) screen(ctx context.Context, rf *payoutv1.Refund) (res
 	case rf.Status.State == payoutv1.RefundHeld:
 		// cleared now: Pending again, and signed on the next pass
 		return ctrl.Result{RequeueAfter: time.Millisecond}, true, r.write(ctx, rf, refund.Cleared(rf.Status), corev1.EventTypeNormal, RefundAcceptedReason)
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// checkReverted asks the chain about each transaction the refund lists as reverted before
+// another is signed: the list is status, which a hand edit could write to send the money again.
+// done reports that nothing may be signed, with the result to return.
+func (r *RefundReconciler) checkReverted(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (res ctrl.Result, done bool, err error) {
+	for _, h := range rf.Status.RevertedTxs {
+		obs, err := w.Receipt(ctx, h)
+		if err != nil {
+			return ctrl.Result{}, true, err
+		}
+		if why := refund.UnprovenRevert(h, refund.ReceiptOf(obs)); why != "" {
+			return ctrl.Result{RequeueAfter: time.Minute}, true, r.write(ctx, rf, refund.RevertUnproven(rf.Status, why), corev1.EventTypeWarning, RefundRevertUnprovenReason)
+		}
 	}
 	return ctrl.Result{}, false, nil
 }

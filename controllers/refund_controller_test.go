@@ -3,22 +3,27 @@ package controllers
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // crashingWallet stands for a controller that dies around its broadcast: the first `before`
@@ -278,5 +283,167 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(Equal(time.Minute))
 		Expect(reload(rf).Status.Message).To(ContainSubstring("no refund wallet can send usdc on base"))
+	})
+
+	// mineUntil reconciles rf, mining a block after each pass, until it reads state.
+	mineUntil := func(r *RefundReconciler, rf *payoutv1.Refund, state payoutv1.RefundState) {
+		GinkgoHelper()
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			chaintest.Mine(GinkgoT(), base, 1)
+			return reload(rf).Status.State
+		}).WithTimeout(30 * time.Second).Should(Equal(state))
+	}
+
+	It("keeps a deleted refund whose transaction may be on its way until it is confirmed: a second request signs nothing (issue 23 item 6)", func() {
+		ns := namespace()
+		id := "fa0000000000000000000005"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0005")
+		failedTransfer(ns, id, sender, "5000000")
+		_, requested, err := admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(requested).To(HaveLen(1))
+		rf := reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}})
+		Expect(rf.Finalizers).To(ContainElement(payoutv1.MoneyFinalizer), "the request carries the finalizer: no write of its own")
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+
+		// admitted, signed, sent, and the controller dies before it records the broadcast
+		first := reconciler(&crashingWallet{Wallet: wallet, after: 1})
+		for range 2 {
+			_, err = first.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, err = first.Reconcile(ctx, request(rf))
+		Expect(err).To(MatchError(errCrash))
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundSigned))
+		txHash := rf.Status.TxHash
+
+		// the operator deletes it, and asks again: the Refund stays, so nothing new is requested
+		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
+		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(reload(rf).DeletionTimestamp).NotTo(BeNil())
+
+		// the controller takes the same transaction to depth
+		r := reconciler(wallet)
+		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		Expect(rf.Status.TxHash).To(Equal(txHash))
+
+		// confirmed, it stays until its transfer records it (the transfer controller's part)
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Finalizers).To(ContainElement(payoutv1.MoneyFinalizer))
+		t := &payoutv1.Transfer{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: id}, t)).To(Succeed())
+		t.Status.Refund = &payoutv1.RefundFacts{TxHash: rf.Status.TxHash, Amount: rf.Status.Amount, To: rf.Status.To, ConfirmedAt: *rf.Status.ConfirmedAt}
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), &payoutv1.Refund{}))).To(BeTrue(), "released")
+
+		// a third request: the transfer is refunded
+		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+
+		// on chain: one transaction, the amount once
+		chaintest.Mine(GinkgoT(), base, 3)
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(5_000_000)))
+	})
+
+	It("lets a deleted refund with nothing signed go; the next request sends the money once", func() {
+		ns := namespace()
+		id := "fa0000000000000000000006"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0006")
+		failedTransfer(ns, id, sender, "6000000")
+		_, _, err := admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(err).NotTo(HaveOccurred())
+		rf := reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}})
+		r := reconciler(wallet)
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundPending))
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+
+		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), &payoutv1.Refund{}))).To(BeTrue())
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing was signed")
+
+		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(err).NotTo(HaveOccurred())
+		rf = reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}})
+		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		chaintest.Mine(GinkgoT(), base, 3)
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
+	})
+
+	It("signs nothing after a hand edit that claims its transaction reverted (issue 23 item 6)", func() {
+		ns := namespace()
+		id := "fa0000000000000000000007"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0007")
+		failedTransfer(ns, id, sender, "7000000")
+		rf := newRefund(ns, id)
+		r := reconciler(wallet)
+		mineUntil(r, rf, payoutv1.RefundBroadcast)
+		nonceAfter := nonceOf(walletAt)
+
+		// the one backward move the schema allows: to Pending with the transaction listed as
+		// reverted; a hand edit can write that too
+		forged := rf.DeepCopy()
+		forged.Status = payoutv1.RefundStatus{State: payoutv1.RefundPending, Network: rf.Status.Network, Token: rf.Status.Token, To: rf.Status.To,
+			Amount: rf.Status.Amount, From: rf.Status.From, RevertedTxs: []string{rf.Status.TxHash}}
+		Expect(env.Client.Status().Update(ctx, forged)).To(Succeed())
+		for range 3 {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			chaintest.Mine(GinkgoT(), base, 1)
+		}
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundPending))
+		Expect(rf.Status.Nonce).To(BeNil())
+		Expect(rf.Status.Message).To(ContainSubstring("listed as reverted, succeeded"))
+		Expect(nonceOf(walletAt)).To(Equal(nonceAfter), "no second transaction")
+		Expect(balance(sender)).To(Equal(int64(7_000_000)))
+	})
+
+	It("refunds a deposit recorded after its account was deleted, once, and keeps that refund as the record (issue 23 item 7)", func() {
+		id := "fa0000000000000000000008"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0008")
+		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
+		ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("08", 32), LogIndex: 3}
+		dep := &payoutv1.Deposit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex),
+				Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
+			Spec: payoutv1.DepositSpec{Transfer: id, Network: ref.Network, Token: payoutv1.TokenUSDC, Contract: "0xc0ffee", To: "0x71c7656ec7ab88b098defb751b7401b5f6d8976f",
+				From: strings.ToLower(sender.Hex()), Amount: "8000000", TxHash: ref.TxHash, LogIndex: ref.LogIndex, BlockNumber: 9, BlockHash: "0xbb",
+				BlockTime: metav1.NewTime(fakeClock.Now()), Confirmations: 3},
+		}
+		Expect(env.Client.Create(ctx, dep)).To(Succeed())
+		balanceBefore := balance(sender)
+
+		// the transfer is gone with its account: the refund tool finds the deposit anyway
+		t, requested, err := admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(t.Spec.Account).To(Equal("gone"))
+		Expect(requested).To(HaveLen(1))
+		Expect(requested[0].Reason).To(Equal(transfer.OrphanReason))
+		rf := reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.StrayRefundName(id, ref)}})
+		r := reconciler(wallet)
+		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		chaintest.Mine(GinkgoT(), base, 3)
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(8_000_000)))
+
+		// nothing else records it: deleted, it stays, and a new request changes nothing
+		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Finalizers).To(ContainElement(payoutv1.MoneyFinalizer))
+		Expect(rf.Status.Message).To(ContainSubstring("the only record"))
+		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(8_000_000)))
 	})
 })

@@ -318,9 +318,16 @@ var _ = Describe("TransferReconciler", func() {
 		rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name}, Spec: payoutv1.RefundSpec{Transfer: t.Name}}
 		Expect(env.Client.Create(ctx, rf)).To(Succeed())
 		at := metav1.Now()
-		rf.Status = payoutv1.RefundStatus{State: payoutv1.RefundConfirmed, TxHash: "0x" + strings.Repeat("ef", 32), Amount: "25000000",
-			To: got.Status.Deposit.From, ConfirmedAt: &at}
-		Expect(env.Client.Status().Update(ctx, rf)).To(Succeed())
+		// through the states the refund controller writes: its status only moves forward
+		pending := payoutv1.RefundStatus{State: payoutv1.RefundPending, Amount: "25000000", To: got.Status.Deposit.From}
+		signed := pending
+		signed.State, signed.TxHash, signed.SignedTx, signed.Nonce = payoutv1.RefundSigned, "0x"+strings.Repeat("ef", 32), "0x01", new(int64)
+		confirmed := signed
+		confirmed.State, confirmed.ConfirmedAt = payoutv1.RefundConfirmed, &at
+		for _, st := range []payoutv1.RefundStatus{pending, signed, confirmed} {
+			rf.Status = st
+			Expect(env.Client.Status().Update(ctx, rf)).To(Succeed())
+		}
 		got = f.reconcile(t)
 		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseRefunded))
 		Expect(got.Status.Refund.TxHash).To(Equal(rf.Status.TxHash))

@@ -11,6 +11,18 @@ const AccountNamespacePrefix = "payout-"
 // AccountNamespace is the namespace of the account named name.
 func AccountNamespace(name string) string { return AccountNamespacePrefix + name }
 
+// AccountLabel names an account: on its namespace, and on a deposit recorded in OrphanNamespace.
+const AccountLabel = "payout.stablepay.dev/account"
+
+// OrphanAccountName is reserved: no account may take it, so that its namespace, OrphanNamespace,
+// is never an account's.
+const OrphanAccountName = "orphaned"
+
+// OrphanNamespace holds the deposits that arrived for a transfer whose account was deleted (its
+// namespace going or gone), labelled with the transfer and the account, and the refunds of them
+// (`kubectl payout refund ID`): the chain watcher records them here rather than pass them.
+const OrphanNamespace = AccountNamespacePrefix + OrphanAccountName
+
 // PayoutAccountSpec holds the account-level settings of spec sections 1 and 4.
 // Defaults are those of the `default` account of the local-run contract.
 type PayoutAccountSpec struct {
@@ -126,6 +138,7 @@ type PayoutAccountStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="account names are DNS labels of at most 50 characters"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name != 'orphaned'",message="the account name orphaned is reserved: its namespace holds the deposits of deleted accounts"
 type PayoutAccount struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

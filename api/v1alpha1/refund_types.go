@@ -45,6 +45,12 @@ type DepositRef struct {
 // RefundTransferLabel names the transfer a Refund refunds money of (every Refund carries it).
 const RefundTransferLabel = DepositTransferLabel
 
+// MoneyFinalizer holds an object whose deletion could lose track of money: a Refund whose
+// transaction may be on its way, or that is the only record of money sent; a PayoutAccount
+// whose namespace holds money owed. The controller of the kind removes it once the object
+// can go (README, "Refunds" and "Deleting an account").
+const MoneyFinalizer = "payout.stablepay.dev/money"
+
 // StrayRefundName is the name of the Refund of a transfer's stray deposit: one name per log, so
 // that the API server's atomic create refunds each stray deposit at most once.
 func StrayRefundName(transfer string, d DepositRef) string {
@@ -73,9 +79,21 @@ const (
 	RefundRefused RefundState = "Refused"
 )
 
+// MaxRevertedTxs bounds status.revertedTxs: a refund whose transactions reverted that often
+// signs no more and waits for an operator.
+const MaxRevertedTxs = 16
+
 // RefundStatus records the refund transaction. The signed transaction is persisted before it is
 // broadcast, so a restart re-broadcasts the same bytes (same nonce, same hash) and never signs
-// a second transfer of the funds.
+// a second transfer of the funds. The transition rules below refuse a status edit that would
+// make the controller sign again: its state moves "" → Pending|Refused, Pending ⇄ Held,
+// Pending → Signed → Broadcast → Confirmed (Signed → Confirmed too), and back to Pending only
+// from Signed or Broadcast with the transaction listed in revertedTxs; Confirmed and Refused are
+// final; a signed transaction and what an admitted refund sends never change.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) ? (!has(self.state) || self.state in ['Pending', 'Refused']) : has(self.state) && (self.state == oldSelf.state || (oldSelf.state == 'Pending' && self.state in ['Held', 'Signed']) || (oldSelf.state == 'Held' && self.state == 'Pending') || (oldSelf.state == 'Signed' && self.state in ['Broadcast', 'Confirmed']) || (oldSelf.state == 'Broadcast' && self.state == 'Confirmed') || (oldSelf.state in ['Signed', 'Broadcast'] && self.state == 'Pending' && has(oldSelf.txHash) && has(self.revertedTxs) && oldSelf.txHash in self.revertedTxs))",message="a refund's state only moves forward (Pending, Held, Signed, Broadcast, Confirmed; or Refused): back to Pending only when its transaction reverted, listed in status.revertedTxs"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.revertedTxs) || (has(self.revertedTxs) && oldSelf.revertedTxs.all(h, h in self.revertedTxs))",message="status.revertedTxs only grows"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) || !has(self.state) || !(oldSelf.state in ['Signed', 'Broadcast', 'Confirmed']) || !(self.state in ['Signed', 'Broadcast', 'Confirmed']) || ((has(self.txHash) == has(oldSelf.txHash) && (!has(self.txHash) || self.txHash == oldSelf.txHash)) && (has(self.signedTx) == has(oldSelf.signedTx) && (!has(self.signedTx) || self.signedTx == oldSelf.signedTx)) && (has(self.nonce) == has(oldSelf.nonce) && (!has(self.nonce) || self.nonce == oldSelf.nonce)))",message="a signed refund's transaction (txHash, signedTx, nonce) cannot change"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) || ((has(self.to) == has(oldSelf.to) && (!has(self.to) || self.to == oldSelf.to)) && (has(self.amount) == has(oldSelf.amount) && (!has(self.amount) || self.amount == oldSelf.amount)) && (has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network)) && (has(self.token) == has(oldSelf.token) && (!has(self.token) || self.token == oldSelf.token)))",message="a refund's destination, amount, network and token are fixed once it is admitted"
 type RefundStatus struct {
 	// state of the refund.
 	// +optional
@@ -109,6 +127,15 @@ type RefundStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	TxHash string `json:"txHash,omitempty"`
+	// revertedTxs are the refund's earlier transactions that reverted at depth and moved
+	// nothing, oldest first. The list only grows: a refund goes back from Signed or Broadcast
+	// to Pending (and a new transaction is signed) only with its transaction added here, and
+	// the controller checks on chain that each one reverted before it signs another.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=128
+	RevertedTxs []string `json:"revertedTxs,omitempty"`
 	// blockNumber that includes the transaction.
 	// +optional
 	BlockNumber int64 `json:"blockNumber,omitempty"`
@@ -136,7 +163,15 @@ type RefundStatus struct {
 
 // Refund is an operator's request (`kubectl payout refund ID`) to send money a transfer owes back
 // to its sender: a failed transfer's deposit, or one stray deposit of any transfer. It lives in
-// the transfer's namespace, labelled with the transfer (RefundTransferLabel).
+// the transfer's namespace, labelled with the transfer (RefundTransferLabel); the refund of a
+// deposit recorded after its transfer's account was deleted lives beside that deposit, in
+// OrphanNamespace.
+//
+// Its creator gives it MoneyFinalizer, and the refund controller lets a deleted Refund go only
+// when its deletion cannot make money go out twice: nothing was signed (or it was refused), or
+// its transaction is confirmed and its transfer records it. A status edit that moves it
+// backwards is refused (the transition rules below), so a hand edit cannot make the controller
+// sign a second transaction.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -149,6 +184,8 @@ type RefundStatus struct {
 // +kubebuilder:printcolumn:name="Tx",type=string,JSONPath=`.status.txHash`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="has(self.spec.deposit) ? self.metadata.name.startsWith(self.spec.transfer + '-') : self.metadata.name == self.spec.transfer",message="a refund of a transfer's deposit is named after the transfer, a refund of a stray deposit by StrayRefundName"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || has(self.status)",message="a refund's status cannot be removed"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.status) || !has(self.status) || !has(self.status.state) || self.status.state in ['Pending', 'Refused']",message="a refund's state only moves forward (Pending, Held, Signed, Broadcast, Confirmed; or Refused): a new refund is admitted or refused first"
 type Refund struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1269,6 +1269,11 @@ func (in *RefundStatus) DeepCopyInto(out *RefundStatus) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.RevertedTxs != nil {
+		in, out := &in.RevertedTxs, &out.RevertedTxs
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ConfirmedAt != nil {
 		in, out := &in.ConfirmedAt, &out.ConfirmedAt
 		*out = (*in).DeepCopy()

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,14 +28,28 @@ import (
 // what was requested before and changes nothing; when everything owed was requested before, the
 // request is refused with ErrRefundAlreadyRequested. A transfer that owes nothing is refused with
 // ErrNotRefundable and left unchanged. It returns the transfer and what it requested now.
+//
+// Deposits recorded in payoutv1.OrphanNamespace, after the transfer's account was deleted, are
+// owed whole (transfer.OrphanOwed) and refunded by Refunds in that namespace, whether the
+// transfer still exists or not; for a transfer that is gone the returned transfer is only its
+// id, its account and that namespace. Every Refund is created with payoutv1.MoneyFinalizer, so
+// that deleting one whose transaction may be on its way cannot make a second request sign again
+// (the refund controller removes it).
 func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy string) (*payoutv1.Transfer, []transfer.Owed, error) {
 	t, err := FindTransfer(ctx, c, transferID)
+	if errors.Is(err, ErrNotFound) {
+		return requestOrphanRefunds(ctx, c, transferID, requestedBy, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	deps := &payoutv1.DepositList{}
 	if err := c.List(ctx, deps, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name}); err != nil {
 		return nil, nil, fmt.Errorf("listing the deposits of transfer %s: %w", t.Name, err)
+	}
+	orphans, err := orphanDeposits(ctx, c, t.Name)
+	if err != nil {
+		return nil, nil, err
 	}
 	// A v2 deposit whose hash the transfer released is owed by it only while no other transfer
 	// holds the hash (that transfer is paid by the transaction): the refund controller takes the
@@ -44,43 +59,95 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 		return nil, nil, err
 	}
 	owed := transfer.OwedOf(t, deps.Items, reclaimable)
-	if transfer.Released(t) && !reclaimable && len(owed) == 0 && t.Status.Refund == nil {
+	orphanOwed := transfer.OrphanOwed(t.Name, orphans)
+	if transfer.Released(t) && !reclaimable && len(owed) == 0 && len(orphanOwed) == 0 && t.Status.Refund == nil {
 		return nil, nil, refuse(ErrNotRefundable, "transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer, and this one owes nothing",
 			t.Name, t.Spec.TxHash)
 	}
-	if len(owed) == 0 {
+	if len(owed) == 0 && len(orphanOwed) == 0 {
 		if err := CheckRefundable(t); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, refuse(ErrNotRefundable, "transfer %s owes nothing", t.Name)
 	}
-	var requested []transfer.Owed
 	for _, o := range owed {
 		if o.Deposit == nil {
 			if err := CheckRefundable(t); err != nil {
 				return nil, nil, err
 			}
 		}
+	}
+	requested, err := createRefunds(ctx, c, t.Name, t.Namespace, owed, requestedBy)
+	if err != nil {
+		return nil, nil, err
+	}
+	more, err := createRefunds(ctx, c, t.Name, payoutv1.OrphanNamespace, orphanOwed, requestedBy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if requested = append(requested, more...); len(requested) == 0 {
+		if len(owed) == 1 && owed[0].Deposit == nil && len(orphanOwed) == 0 {
+			return nil, nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
+		}
+		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes are already requested; each is sent once (see kubectl get refunds -A -l %s=%s)",
+			t.Name, payoutv1.RefundTransferLabel, t.Name)
+	}
+	return t, requested, nil
+}
+
+// requestOrphanRefunds requests the refunds of a transfer that no longer exists (notFound is
+// FindTransfer's answer): the deposits recorded for it in OrphanNamespace after its account was
+// deleted.
+func requestOrphanRefunds(ctx context.Context, c client.Client, transferID, requestedBy string, notFound error) (*payoutv1.Transfer, []transfer.Owed, error) {
+	orphans, err := orphanDeposits(ctx, c, transferID)
+	if err != nil {
+		return nil, nil, err
+	}
+	owed := transfer.OrphanOwed(transferID, orphans)
+	if len(owed) == 0 {
+		return nil, nil, notFound
+	}
+	requested, err := createRefunds(ctx, c, transferID, payoutv1.OrphanNamespace, owed, requestedBy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(requested) == 0 {
+		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of every deposit recorded for transfer %s after its account was deleted are already requested; each is sent once (see kubectl get refunds -n %s -l %s=%s)",
+			transferID, payoutv1.OrphanNamespace, payoutv1.RefundTransferLabel, transferID)
+	}
+	t := &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Name: transferID, Namespace: payoutv1.OrphanNamespace},
+		Spec: payoutv1.TransferSpec{Account: orphans[0].Labels[payoutv1.AccountLabel]}}
+	return t, requested, nil
+}
+
+// orphanDeposits lists the deposits recorded in OrphanNamespace for transfer transferID.
+func orphanDeposits(ctx context.Context, c client.Client, transferID string) ([]payoutv1.Deposit, error) {
+	deps := &payoutv1.DepositList{}
+	if err := c.List(ctx, deps, client.InNamespace(payoutv1.OrphanNamespace), client.MatchingLabels{payoutv1.DepositTransferLabel: transferID}); err != nil {
+		return nil, fmt.Errorf("listing the deposits recorded for transfer %s after its account was deleted: %w", transferID, err)
+	}
+	return deps.Items, nil
+}
+
+// createRefunds creates a Refund in namespace for each item of owed, with the finalizer; one
+// that exists already was requested before. It returns the items requested now.
+func createRefunds(ctx context.Context, c client.Client, transferID, namespace string, owed []transfer.Owed, requestedBy string) ([]transfer.Owed, error) {
+	var requested []transfer.Owed
+	for _, o := range owed {
 		rf := &payoutv1.Refund{
-			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: t.Namespace, Labels: map[string]string{payoutv1.RefundTransferLabel: t.Name}},
-			Spec:       payoutv1.RefundSpec{Transfer: t.Name, Deposit: o.Deposit, RequestedBy: requestedBy},
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: namespace, Labels: map[string]string{payoutv1.RefundTransferLabel: transferID},
+				Finalizers: []string{payoutv1.MoneyFinalizer}},
+			Spec: payoutv1.RefundSpec{Transfer: transferID, Deposit: o.Deposit, RequestedBy: requestedBy},
 		}
 		switch err := c.Create(ctx, rf); {
 		case err == nil:
 			requested = append(requested, o)
 		case apierrors.IsAlreadyExists(err):
 		default:
-			return nil, nil, fmt.Errorf("recording the refund of %s of transfer %s: %w", o.What(), t.Name, err)
+			return requested, fmt.Errorf("recording the refund of %s of transfer %s: %w", o.What(), transferID, err)
 		}
 	}
-	if len(requested) == 0 {
-		if len(owed) == 1 && owed[0].Deposit == nil {
-			return nil, nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
-		}
-		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes are already requested; each is sent once (see kubectl get refunds -n %s -l %s=%s)",
-			t.Name, t.Namespace, payoutv1.RefundTransferLabel, t.Name)
-	}
-	return t, requested, nil
+	return requested, nil
 }
 
 // hashFree reports whether no transfer but t holds the claim on t's v2 hash.

@@ -12,7 +12,11 @@
 // broadcast, and from then on only those bytes are (re)broadcast until their receipt is at
 // depth: a restart between signing and broadcasting sends the persisted transaction, never a
 // second one. The one exception is a transaction whose receipt shows it reverted, at depth: it
-// provably moved nothing, so the refund goes back to Pending and a new transaction is signed.
+// provably moved nothing, so the refund goes back to Pending, with the transaction listed in
+// revertedTxs, and a new transaction is signed once the chain confirms each listed one
+// reverted (UnprovenRevert). The CRD's transition rules refuse every other move backwards, so
+// a status edited by hand cannot make the controller sign again; and a Refund being deleted
+// stays (MoneyFinalizer) while its deletion could let the money go out twice (Release).
 //
 //	        Admit            screen, Sign            broadcast ok          receipt at depth
 //	(new) ───────▶ Pending ──────────────▶ Signed ───────────────▶ Broadcast ───────────────▶ Confirmed
@@ -111,14 +115,16 @@ func Next(st payoutv1.RefundStatus) Action {
 
 // Admit is the status of a new refund: Pending with what to send (network, token, destination,
 // amount) when owed holds an item under the refund's name, else Refused saying why. owed is
-// transfer.OwedOf of the transfer (nil when it does not exist); wallets says where the refund
-// wallet can send; why explains, when nothing is owed under the name, what the transfer's
-// deposit is (admin.CheckRefundable).
+// transfer.OwedOf of the transfer (nil when it does not exist), or for a refund in
+// OrphanNamespace transfer.OrphanOwed of the deposits recorded there (its transfer need not
+// exist); wallets says where the refund wallet can send; why explains, when nothing is owed
+// under the name, what the transfer's deposit is (admin.CheckRefundable).
 func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wallets Wallets, why error) payoutv1.RefundStatus {
 	st := rf.Status
-	if t == nil {
+	if t == nil && rf.Namespace != payoutv1.OrphanNamespace {
 		return refused(st, fmt.Sprintf("transfer %s does not exist in namespace %s", rf.Spec.Transfer, rf.Namespace))
 	}
+	id := rf.Spec.Transfer
 	var item *transfer.Owed
 	for i := range owed {
 		if owed[i].Name == rf.Name {
@@ -129,15 +135,15 @@ func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wall
 	case item == nil && rf.Spec.Deposit == nil && why != nil:
 		return refused(st, why.Error())
 	case item == nil && rf.Spec.Deposit == nil:
-		return refused(st, fmt.Sprintf("transfer %s owes no deposit: it did not fail with a deposit of its own", t.Name))
+		return refused(st, fmt.Sprintf("transfer %s owes no deposit: it did not fail with a deposit of its own", id))
 	case item == nil:
-		return refused(st, fmt.Sprintf("transfer %s owes no stray deposit refunded by the name %s", t.Name, rf.Name))
+		return refused(st, fmt.Sprintf("transfer %s owes no stray deposit refunded by the name %s", id, rf.Name))
 	case !sameDeposit(rf.Spec.Deposit, item.Deposit):
 		return refused(st, fmt.Sprintf("refund %s names another deposit than the one its name refunds", rf.Name))
 	}
 	amount, ok := new(big.Int).SetString(item.Units, 10)
 	if !ok || amount.Sign() <= 0 {
-		return refused(st, fmt.Sprintf("transfer %s: %s is not a positive number of base units", t.Name, item.What()))
+		return refused(st, fmt.Sprintf("transfer %s: %s is not a positive number of base units", id, item.What()))
 	}
 	network, token, to := BaseNetwork, BaseToken, ""
 	if w, ok := wallets.For(item.Network, item.Token); ok && item.Deposit != nil && chain.IsEVMAddress(item.From) {
@@ -146,7 +152,7 @@ func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wall
 	} else if a, ok := chain.RefundAddressOnBase(item.From); ok {
 		to = a
 	} else {
-		return refused(st, fmt.Sprintf("transfer %s: %s came from %s, which has no address on Base where refunds are sent from", t.Name, item.What(), item.From))
+		return refused(st, fmt.Sprintf("transfer %s: %s came from %s, which has no address on Base where refunds are sent from", id, item.What(), item.From))
 	}
 	st.State = payoutv1.RefundPending
 	st.Network, st.Token, st.To, st.Amount = network, token, to, amount.String()
@@ -261,6 +267,9 @@ type Receipt struct {
 	Required int64
 }
 
+// AtDepth reports whether the transaction's block has the confirmations the network requires.
+func (r Receipt) AtDepth() bool { return r.Found && r.Required > 0 && r.Confirmations >= r.Required }
+
 // ReceiptOf is the receipt of a lookup of the refund's transaction (Wallet.Receipt).
 func ReceiptOf(obs *chain.TxObservation) Receipt {
 	if obs == nil || !obs.Found {
@@ -270,19 +279,26 @@ func ReceiptOf(obs *chain.TxObservation) Receipt {
 }
 
 // Observed is the status after looking up the receipt: Confirmed at depth; Pending again (the
-// transaction cleared) when it reverted and that is at depth; otherwise waiting.
+// transaction cleared, and listed in revertedTxs) when it reverted and that is at depth, unless
+// MaxRevertedTxs transactions reverted already (then it waits for an operator); otherwise
+// waiting.
 func Observed(st payoutv1.RefundStatus, r Receipt, now time.Time) payoutv1.RefundStatus {
 	if !r.Found {
 		return st
 	}
 	st.BlockNumber, st.Confirmations = r.Block, r.Confirmations
-	atDepth := r.Required > 0 && r.Confirmations >= r.Required
+	atDepth := r.AtDepth()
 	switch {
+	case r.Reverted && atDepth && len(st.RevertedTxs) >= payoutv1.MaxRevertedTxs:
+		st.State = payoutv1.RefundBroadcast
+		st.Message = truncate(fmt.Sprintf("transaction %s reverted in block %d, and %d transactions of this refund reverted before: nothing more is signed; an operator must look (README, \"Refunds\")",
+			st.TxHash, r.Block, len(st.RevertedTxs)))
 	case r.Reverted && atDepth:
 		msg := fmt.Sprintf("transaction %s reverted in block %d and moved nothing; a new transaction is signed", st.TxHash, r.Block)
+		reverted := append(append([]string(nil), st.RevertedTxs...), st.TxHash)
 		st = payoutv1.RefundStatus{
 			State: payoutv1.RefundPending, Network: st.Network, Token: st.Token, To: st.To, Amount: st.Amount, From: st.From,
-			Conditions: st.Conditions, ObservedGeneration: st.ObservedGeneration,
+			RevertedTxs: reverted, Conditions: st.Conditions, ObservedGeneration: st.ObservedGeneration,
 		}
 		st.Message = msg
 	case atDepth:
@@ -297,6 +313,66 @@ func Observed(st payoutv1.RefundStatus, r Receipt, now time.Time) payoutv1.Refun
 		}
 		st.Message = fmt.Sprintf("transaction %s %s in block %d: %d of %d confirmations", st.TxHash, what, r.Block, r.Confirmations, r.Required)
 	}
+	return st
+}
+
+// UnprovenRevert says why the chain does not show txHash, listed in the refund's revertedTxs,
+// reverted at depth ("" when it does): a refund goes back to Pending and is signed again only
+// because its transaction moved nothing, and the list is status, which a hand edit can write.
+func UnprovenRevert(txHash string, r Receipt) string {
+	switch {
+	case !r.Found:
+		return fmt.Sprintf("transaction %s, listed as reverted, is not on chain", txHash)
+	case !r.Reverted:
+		return fmt.Sprintf("transaction %s, listed as reverted, succeeded in block %d", txHash, r.Block)
+	case !r.AtDepth():
+		return fmt.Sprintf("transaction %s, listed as reverted, has %d of %d confirmations", txHash, r.Confirmations, r.Required)
+	}
+	return ""
+}
+
+// RevertUnproven is the status of a Pending refund whose revertedTxs the chain does not bear
+// out (why is UnprovenRevert's answer): nothing is signed, and it is looked at again later.
+func RevertUnproven(st payoutv1.RefundStatus, why string) payoutv1.RefundStatus {
+	st.Message = truncate("nothing is signed: " + why + "; an operator must look (README, \"Refunds\")")
+	return st
+}
+
+// Release says whether a Refund being deleted may go (its MoneyFinalizer removed), and why not:
+// only when its deletion cannot make money go out twice. A refund with nothing signed (new,
+// Pending, Held) or Refused sent nothing, so a new request starts afresh. A Signed or Broadcast
+// refund's transaction may be on its way: the refund goes on and stays until Confirmed. A
+// Confirmed refund goes once something else records it: its transfer (status.refund for its
+// deposit, the stray's refund in status.strayDeposits), or nothing at all when the transfer is
+// gone (archived, or its account deleted); in OrphanNamespace the Refund is the only record of
+// the money sent, and it stays. t is the refund's transfer, nil when it does not exist.
+func Release(rf *payoutv1.Refund, t *payoutv1.Transfer) (bool, string) {
+	switch rf.Status.State {
+	case "", payoutv1.RefundPending, payoutv1.RefundHeld, payoutv1.RefundRefused:
+		return true, "nothing was sent"
+	case payoutv1.RefundSigned, payoutv1.RefundBroadcast:
+		return false, fmt.Sprintf("its transaction %s may be on its way: the refund goes on, and goes once confirmed", rf.Status.TxHash)
+	}
+	switch {
+	case rf.Namespace == payoutv1.OrphanNamespace:
+		return false, "it is the only record of the money it sent back"
+	case t == nil:
+		return true, "its transfer is gone"
+	case rf.Spec.Deposit == nil && t.Status.Refund != nil && strings.EqualFold(t.Status.Refund.TxHash, rf.Status.TxHash):
+		return true, "its transfer records it"
+	case rf.Spec.Deposit != nil:
+		for _, sd := range t.Status.StrayDeposits {
+			if sd.Refund != nil && sd.Refund.Name == rf.Name {
+				return true, "its transfer records it"
+			}
+		}
+	}
+	return false, fmt.Sprintf("transfer %s does not record it yet", rf.Spec.Transfer)
+}
+
+// DeletionWaits is the status of a deleted refund that stays (why is Release's answer).
+func DeletionWaits(st payoutv1.RefundStatus, why string) payoutv1.RefundStatus {
+	st.Message = truncate("deleted, and kept until it may go: " + why)
 	return st
 }
 
