@@ -129,7 +129,7 @@ build: ## Build payoutd, kubectl-payout and payout-dev into bin/.
 
 .PHONY: run
 run: manifests build control-plane anvil cast jq ## Run the whole service locally (see CONTRACT.md); writes .dev/env when ready.
-	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --bin $(LOCALBIN) --anvil $(ANVIL)
+	$(LOCALBIN)/payout-dev --dir $(DEV_DIR) --assets $(ENVTEST_ASSETS) --crds config/crd/bases --policies config/policy --bin $(LOCALBIN) --anvil $(ANVIL)
 
 .PHONY: docker-build
 docker-build: ## Build the payoutd image IMG with CONTAINER_TOOL (docker, podman; see Dockerfile).

@@ -91,9 +91,10 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 
 // authenticate resolves an Authorization header to a caller. On a refused credential it
 // returns the message for the 401 and the kind of failure for the brute-force limits. Unknown,
-// unmatched and revoked keys, and keys of a deleted account, all get msgBadKey. When the key or
-// its account cannot be read (the cache or the API server fails), the credential is neither
-// good nor bad: err is a 503, and nothing is counted against the caller.
+// unmatched and revoked keys, and keys of a deleted account (or one being deleted), all get
+// msgBadKey. When the key or its account cannot be read (the cache or the API server fails),
+// the credential is neither good nor bad: err is a 503, and nothing is counted against the
+// caller.
 func (s *Server) authenticate(ctx context.Context, header string) (*Caller, string, failure, error) {
 	cred, keyID, full := apikey.ParseAuthorization(header)
 	switch cred {
@@ -119,6 +120,11 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 		if !apierrors.IsNotFound(err) {
 			return nil, "", 0, s.authUnavailable(err, "reading the account of an API key", keyID)
 		}
+		return nil, msgBadKey, badCredential, nil
+	}
+	if !acct.DeletionTimestamp.IsZero() {
+		// a deleted account waits for what it owes (its finalizer) and takes nothing new: a
+		// transfer created now would hold it open again
 		return nil, msgBadKey, badCredential, nil
 	}
 	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil

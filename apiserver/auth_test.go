@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,22 @@ var _ = Describe("authentication (spec 5)", func() {
 		other := newAccount()
 		Expect(env.Client.Delete(ctx, other.model)).To(Succeed())
 		Eventually(func() int { return other.c.on(s).get(path).status }).Should(Equal(401))
+	})
+
+	It("answers 401 to the keys of an account being deleted, which waits for what it owes", func() {
+		const hold = "test.payout.stablepay.dev/hold" // stands for money the account still owes
+		acct := newAccount(func(a *payoutv1.PayoutAccount) { a.Finalizers = append(a.Finalizers, hold) })
+		Expect(acct.c.get(path).status).To(Equal(200))
+		Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
+		deleting := &payoutv1.PayoutAccount{}
+		Expect(env.Client.Get(ctx, objKey(acct.name), deleting)).To(Succeed())
+		Expect(deleting.DeletionTimestamp).NotTo(BeNil(), "the account stays while it is held")
+		var r *response
+		Eventually(func() int { r = acct.c.get(path); return r.status }).WithTimeout(5 * time.Second).Should(Equal(401))
+		Expect(errorText(r, 401)).To(ContainSubstring("invalid API key"))
+		mutate(deleting, func() {
+			deleting.Finalizers = slices.DeleteFunc(deleting.Finalizers, func(f string) bool { return f == hold })
+		})
 	})
 
 	It("blocks an address after 10 requests without usable authentication", func() {

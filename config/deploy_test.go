@@ -14,8 +14,10 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -26,6 +28,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/tenancy"
 )
 
 // warnings collects the API server's warnings (Warning headers): deprecated APIs, unknown
@@ -53,6 +56,7 @@ func (w *warnings) take() []string {
 var applyOrder = []string{
 	"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "Role",
 	"ClusterRoleBinding", "RoleBinding", "ConfigMap", "Secret", "Service", "Deployment", "PodDisruptionBudget",
+	"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 }
 
 func rank(kind string) int {
@@ -211,6 +215,12 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, true, "delete", acme, "transfers", "", ""},
 			{controller, false, "create", acme, "recipients", "", ""},
 			{controller, false, "get", namespace, "secrets", "", "core"},
+			// finalizers (README, "Deleting an account"): an account's and a refund's; a deleted
+			// account's namespace is labelled released, never deleted by the controllers
+			{controller, true, "patch", "", "payoutaccounts", "", ""},
+			{controller, true, "patch", acme, "refunds", "", ""},
+			{controller, true, "patch", "", "namespaces", "", "core"},
+			{controller, false, "delete", "", "namespaces", "", "core"},
 			// the operators' plugin
 			{operator, true, "create", "", "payoutaccounts", "", ""},
 			{operator, true, "update", "", "apikeys", "", ""},
@@ -224,6 +234,31 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			if got := a.allowed(ctx, t, c); got != a.want {
 				t.Errorf("%s may %s %s: %v, want %v", a.who.name, a.verb, a.resourcePath(), got, a.want)
 			}
+		}
+	})
+
+	t.Run("an account namespace is deleted only once its account released it", func(t *testing.T) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-guarded", Labels: map[string]string{tenancy.AccountLabel: "guarded"}}}
+		if err := c.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		// the policy is enforced once the API server has loaded it
+		var err error
+		if werr := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err = c.Delete(ctx, ns, client.DryRunAll)
+			return err != nil, nil
+		}); werr != nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "delete the account instead (kubectl delete payoutaccount guarded)") {
+			t.Fatalf("deleting an account namespace: %v (%v)", err, werr)
+		}
+		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, client.DryRunAll); !apierrors.IsNotFound(err) {
+			t.Errorf("another namespace is not the policy's: %v", err)
+		}
+		ns.Labels[tenancy.ReleasedLabel] = "true"
+		if err := c.Update(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, ns); err != nil {
+			t.Errorf("a released namespace: %v", err)
 		}
 	})
 

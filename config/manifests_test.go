@@ -41,7 +41,8 @@ func TestManifests(t *testing.T) {
 
 	t.Run("every object lives in payout-system or is cluster-scoped, and the namespace is created", func(t *testing.T) {
 		find(t, objs, "Namespace", namespace)
-		clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true}
+		clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true,
+			"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
 		for _, o := range objs {
 			if clusterScoped[o.GetKind()] != (o.GetNamespace() == "") || (o.GetNamespace() != "" && o.GetNamespace() != namespace) {
 				t.Errorf("%s: namespace %q", key(o), o.GetNamespace())

@@ -5,17 +5,15 @@ package config_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/testenv"
 )
 
@@ -61,21 +59,11 @@ func kustomizeBuild(t *testing.T, dir string) []byte {
 // decode reads a multi-document YAML stream into objects.
 func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return objs
-		}
-		if err != nil {
-			t.Fatalf("decoding the rendered manifests: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := manifest.Decode(data)
+	if err != nil {
+		t.Fatalf("decoding the rendered manifests: %v", err)
 	}
+	return objs
 }
 
 // rendered is config/default as `make deploy` renders it.

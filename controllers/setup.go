@@ -74,7 +74,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		o.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
 	}
 	steps := []func() error{
-		func() error { return (&PayoutAccountReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error {
+			return (&PayoutAccountReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payoutaccount"),
+				Clock: o.Clock}).SetupWithManager(mgr)
+		},
 		func() error { return SetupAPIKeyController(mgr, o.Clock) },
 		func() error { return SetupWalletControllers(mgr) },
 		func() error {

@@ -22,6 +22,7 @@ func main() {
 	flag.StringVar(&cfg.Dir, "dir", ".dev", "state directory (etcd data, kubeconfig, logs, env)")
 	flag.StringVar(&cfg.Assets, "assets", "bin/k8s", "directory with kube-apiserver and etcd")
 	flag.StringVar(&cfg.CRDs, "crds", "config/crd/bases", "directory with the CRD manifests")
+	flag.StringVar(&cfg.Policies, "policies", "config/policy", "directory with the admission policies (empty: none)")
 	flag.StringVar(&cfg.Bin, "bin", "bin", "directory with payoutd and kubectl-payout")
 	flag.StringVar(&cfg.Anvil, "anvil", "bin/anvil", "the dev chains' node (`make anvil`)")
 	quiet := flag.Bool("quiet", false, "keep payoutd's log in <dir>/payoutd.log only")

@@ -14,6 +14,8 @@ import (
 
 // CreateAccount stores a new account and its namespace. An existing account is refused with
 // ErrAccountExists and left as it is: settings of a live account are not changed by accident.
+// The account carries payoutv1.MoneyFinalizer from its create, so that its deletion waits until
+// nothing in its namespace is owed (the account controller).
 func CreateAccount(ctx context.Context, c client.Client, name string, s AccountSettings) (*payoutv1.PayoutAccount, error) {
 	if err := ValidateAccountName(name); err != nil {
 		return nil, err
@@ -22,7 +24,7 @@ func CreateAccount(ctx context.Context, c client.Client, name string, s AccountS
 	if err != nil {
 		return nil, err
 	}
-	acct := &payoutv1.PayoutAccount{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	acct := &payoutv1.PayoutAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{payoutv1.MoneyFinalizer}}, Spec: spec}
 	if err := c.Create(ctx, acct); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, refuse(ErrAccountExists, "account %q already exists", name)

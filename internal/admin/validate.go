@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/emailaddr"
@@ -43,6 +44,9 @@ func ValidateAccountName(name string) error {
 	if len(name) > maxAccountNameLen || !accountNamePattern.MatchString(name) {
 		return invalid(FieldAccountName, name, fmt.Sprintf(
 			"use at most %d lower-case letters, digits and '-', starting and ending with a letter or digit", maxAccountNameLen))
+	}
+	if name == payoutv1.OrphanAccountName {
+		return invalid(FieldAccountName, name, fmt.Sprintf("the name %s is reserved: namespace %s holds the deposits of deleted accounts", name, payoutv1.OrphanNamespace))
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func TestValidateAccountName(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "Acme", "acme_eu", "-acme", "acme-", "acme.eu", strings.Repeat("a", 51)} {
+	for _, bad := range []string{"", "Acme", "acme_eu", "-acme", "acme-", "acme.eu", strings.Repeat("a", 51), "orphaned"} {
 		if err := ValidateAccountName(bad); err == nil || !strings.Contains(err.Error(), "account name") {
 			t.Errorf("%q: got %v, want an account-name error", bad, err)
 		}

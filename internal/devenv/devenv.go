@@ -27,6 +27,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
@@ -38,6 +39,8 @@ type Config struct {
 	Assets string
 	// CRDs is the directory of the CRD manifests.
 	CRDs string
+	// Policies is the directory of the admission policies (config/policy); empty installs none.
+	Policies string
 	// Bin holds payoutd and kubectl-payout.
 	Bin string
 	// Anvil is the dev chains' node (bin/anvil, `make anvil`).
@@ -112,6 +115,11 @@ func Run(ctx context.Context, cfg Config) error {
 	c, err := client.New(cp.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
+	}
+	if cfg.Policies != "" {
+		if err := manifest.Install(ctx, c, cfg.Policies); err != nil {
+			return fmt.Errorf("installing the admission policies: %w", err)
+		}
 	}
 	key, err := defaultKey(ctx, c, filepath.Join(dir, "default-api-key"))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // AccountLabel marks an account's namespace with the account's name.
-const AccountLabel = "payout.stablepay.dev/account"
+const AccountLabel = payoutv1.AccountLabel
 
 // Namespace is the namespace object of acct, owned by it.
 func Namespace(acct *payoutv1.PayoutAccount) *corev1.Namespace {

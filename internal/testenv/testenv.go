@@ -3,6 +3,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
 
@@ -29,8 +31,9 @@ type Env struct {
 }
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default bin/k8s of the checkout)
-// and installs the CRDs of config/crd/bases. Each configure runs before the start (a measurement
-// sets flags of the control plane with it).
+// and installs the CRDs of config/crd/bases and the admission policies of config/policy (the
+// guard of account namespaces: README, "Deleting an account"). Each configure runs before the
+// start (a measurement sets flags of the control plane with it).
 func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -54,6 +57,10 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	}
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	if err := manifest.Install(context.Background(), c, filepath.Join(Root(), "config", "policy")); err != nil {
 		_ = env.Stop()
 		return nil, err
 	}

@@ -23,12 +23,13 @@ import (
 )
 
 // The watcher's permissions. ChainCursors are created by the watcher of their network; Deposits
-// only ever created (the ledger is immutable); transfers read through the manager's cache.
+// only ever created (the ledger is immutable); transfers read through the manager's cache;
+// namespaces read (a released account namespace) and OrphanNamespace created when missing.
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=chaincursors,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=chaincursors/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Options of Setup.
@@ -126,6 +127,12 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 		if err := mgr.Add(w); err != nil {
 			return nil, err
 		}
+	}
+	sink.Orphaned = func(d chain.DepositObserved, obj *payoutv1.Deposit) {
+		cursor := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: string(d.Network)}}
+		recorder.Eventf(cursor, nil, corev1.EventTypeWarning, CursorDepositOrphanedReason, "Record",
+			"%s of %s in %s (log %d) to transfer %s arrived after its account %s was deleted: recorded as Deposit %s in namespace %s; send it back with `kubectl payout refund %s`",
+			d.Amount, d.Token, d.TxHash, d.LogIndex, d.Transfer.Name, obj.Labels[payoutv1.AccountLabel], obj.Name, obj.Namespace, d.Transfer.Name)
 	}
 	sink.Skipped = func(d chain.DepositObserved, err error) {
 		// the event goes to the network's cursor, the one object an operator watches per network

@@ -114,6 +114,8 @@ func transfer(t *testing.T, ns, id string, network payoutv1.Network) common.Addr
 // operator is a running manager with the chain watchers of cfg.
 type operator struct {
 	chains *Chains
+	// client is the manager's (cached) client: what the watcher reads through
+	client client.Client
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -135,7 +137,7 @@ func startOperator(t *testing.T, cfg *config.Config) *operator {
 		t.Fatal(err)
 	}
 	c, cancel := context.WithCancel(ctx)
-	op := &operator{chains: chains, cancel: cancel, done: make(chan error, 1)}
+	op := &operator{chains: chains, client: mgr.GetClient(), cancel: cancel, done: make(chan error, 1)}
 	go func() { op.done <- mgr.Start(c) }()
 	t.Cleanup(op.stop)
 	return op

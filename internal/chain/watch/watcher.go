@@ -35,6 +35,9 @@ const (
 	CursorResetReason = "ChainReset"
 	// CursorDepositSkippedReason (Warning event): a deposit could not be stored at all.
 	CursorDepositSkippedReason = "DepositSkipped"
+	// CursorDepositOrphanedReason (Warning event): a deposit arrived for a transfer whose
+	// account was deleted; it is recorded in OrphanNamespace, to be refunded.
+	CursorDepositOrphanedReason = "DepositOrphaned"
 )
 
 // maxMessage is the ChainCursor status message's length limit.
