@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -83,6 +85,10 @@ type RefundReconciler struct {
 	Wallets refund.Wallets
 	// Screener screens every destination before anything is signed to it.
 	Screener walletscreen.Screener
+	// Provider is asked by reference before a transfer's deposit is refunded: a payout it holds
+	// for the transfer means the money went out (a status restored from before it), and nothing
+	// is refunded.
+	Provider fiat.Provider
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// PollInterval between receipt lookups while a transaction is on its way. Default 2s.
@@ -137,12 +143,38 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		if transfer.Released(t) && !reclaimed && rf.Spec.Deposit == nil {
 			why = fmt.Errorf("transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer", t.Name, t.Spec.TxHash)
 		}
+		if rf.Spec.Deposit == nil {
+			paid, err := r.paidOut(ctx, t)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if paid != "" {
+				owed, why = nil, errors.New(paid)
+			}
+		}
 	}
 	st := refund.Admit(rf, t, owed, r.wallets(), why)
 	if st.State == payoutv1.RefundRefused {
 		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundRefusedReason)
 	}
 	return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundAcceptedReason)
+}
+
+// paidOut asks the provider by reference whether it holds a payout of t that was not rejected,
+// and says so ("" when not): the provider is the ledger of record of payouts, and a transfer whose
+// money went out is never refunded. No answer is an error: nothing is refunded without one.
+func (r *RefundReconciler) paidOut(ctx context.Context, t *payoutv1.Transfer) (string, error) {
+	if r.Provider == nil {
+		return "", errors.New("no payout provider to ask whether the transfer was paid")
+	}
+	p, err := r.Provider.Find(ctx, t.Name)
+	if err != nil {
+		return "", fmt.Errorf("asking the provider about payout %s before refunding it: %w", t.Name, err)
+	}
+	if p == nil || p.State == fiat.StateRejected {
+		return "", nil
+	}
+	return fmt.Sprintf("the provider holds payout %s (%s) of transfer %s: its money went out, so its deposit is not refunded", p.ProviderID, p.State, t.Name), nil
 }
 
 // reclaim takes back the claim on the hash of a v2 transfer that released it, for the refund of

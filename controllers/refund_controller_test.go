@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/shopspring/decimal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +19,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // crashingWallet stands for a controller that dies around its broadcast: the first `before`
@@ -53,6 +57,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		base     *devchain.Chain
 		wallet   *evm.Wallet
 		walletAt common.Address
+		bank     *simbank.Server
+		provider fiat.Provider
 	)
 	BeforeAll(func() {
 		anvil, err := devchain.FindAnvil()
@@ -67,6 +73,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		wallet, err = evm.NewWallet(ch, payoutv1.TokenUSDC, common.Bytes2Hex(crypto.FromECDSA(set.RefundKey)))
 		Expect(err).NotTo(HaveOccurred())
 		walletAt = crypto.PubkeyToAddress(set.RefundKey.PublicKey)
+		bank, provider = startBank(simbank.Faults{})
 	})
 
 	// failedTransfer stores a failed transfer whose deposit of amount came from sender.
@@ -85,7 +92,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 	}
 	reconciler := func(w refund.Wallet) *RefundReconciler {
 		return &RefundReconciler{Client: env.Client, APIReader: env.Client, Wallets: refund.Single(w), Screener: walletscreen.LocalList{Reader: env.Client},
-			Clock: fakeClock, PollInterval: time.Millisecond}
+			Provider: provider, Clock: fakeClock, PollInterval: time.Millisecond}
 	}
 	reload := func(rf *payoutv1.Refund) *payoutv1.Refund {
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
@@ -215,6 +222,28 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		_, err = r.Reconcile(ctx, request(rf))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reload(rf).Status.Nonce).To(BeNil())
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
+	})
+
+	It("never refunds a transfer whose payout the provider holds (a status restored from before it)", func() {
+		ns := namespace()
+		id := "fa0000000000000000000005"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0005")
+		failedTransfer(ns, id, sender, "5000000")
+		t := testgen.Transfer(ns, id)
+		_, err := provider.Create(ctx, fiat.PayoutRequest{Reference: id, SourceCurrency: "USD", TargetCurrency: "EUR",
+			TargetAmount: decimal.RequireFromString("4.40"), Rate: decimal.RequireFromString("0.88022588"),
+			Recipient: fiat.Recipient{AccountHolderName: t.Spec.Recipient.AccountHolderName, Currency: "EUR", Type: "iban", Country: "DE",
+				Details: transfer.DetailsMap(t.Spec.Recipient.Details)}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bank.Ledger()).To(ContainElement(HaveField("Reference", id)))
+		rf := newRefund(ns, id)
+		nonceBefore := nonceOf(walletAt)
+		r := reconciler(wallet)
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundRefused))
+		Expect(rf.Status.Message).To(ContainSubstring("its money went out"))
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
 	})
 

@@ -88,7 +88,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 		func() error {
 			return (&RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
-				Clock: o.Clock, PollInterval: o.RefundPollInterval, Wallets: o.RefundWallets, Screener: o.Screener}).SetupWithManager(mgr)
+				Clock: o.Clock, PollInterval: o.RefundPollInterval, Wallets: o.RefundWallets, Screener: o.Screener, Provider: o.Provider}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&TransferReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,

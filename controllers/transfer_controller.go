@@ -106,8 +106,19 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	d := transfer.Decide(*in)
-	if d.Screen != "" {
-		in.Screening = r.screen(ctx, d.Screen)
+	// The decision may ask for the payer's screening, then for the provider's word before a
+	// failure: each is asked once, and the decision made again with the answer.
+	for range 2 {
+		switch {
+		case d.Screen != "" && in.Screening == nil:
+			in.Screening = r.screen(ctx, d.Screen)
+		case d.AskProvider && in.ProviderBefore == nil:
+			if in.ProviderBefore, err = r.askProvider(ctx, t); err != nil {
+				return ctrl.Result{}, err // no failure without the provider's answer
+			}
+		default:
+			continue
+		}
 		d = transfer.Decide(*in)
 	}
 
@@ -398,6 +409,20 @@ func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfe
 		return err
 	}
 	return nil
+}
+
+// askProvider asks the provider for a payout under t's reference before t may fail without a
+// payout intent: the provider, not a status that a restore may have taken back, says whether the
+// money already went out.
+func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transfer) (*transfer.ProviderPayout, error) {
+	p, err := r.Provider.Find(ctx, t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("asking the provider about payout %s before failing the transfer: %w", t.Name, err)
+	}
+	if p == nil {
+		return &transfer.ProviderPayout{Found: false}, nil
+	}
+	return providerView(p), nil
 }
 
 // ensurePayout asks the provider about the payout of a stored intent and, for an intent the

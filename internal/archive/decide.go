@@ -26,6 +26,10 @@ const (
 	// DepositUnrecorded: a Deposit object of the transfer is not in its status yet (the
 	// transfer controller has not seen it): archiving now could lose track of the funds.
 	DepositUnrecorded Reason = "DepositUnrecorded"
+	// ProviderUnchecked: failed with a deposit, and the provider was not asked by reference
+	// whether it holds a payout of the transfer (a failure recorded before that was asked): the
+	// transfer controller asks on its next pass; until then the transfer stays live.
+	ProviderUnchecked Reason = "ProviderUnchecked"
 	// RefundInFlight: a refund was asked for and has not reached an end.
 	RefundInFlight Reason = "RefundInFlight"
 	// MailPending: the outcome e-mail is not sent (nor given up on) yet.
@@ -108,6 +112,9 @@ func DecideTransfer(in TransferInput) Verdict {
 	case st.Refund == nil && st.Failure != nil && st.Deposit != nil && st.Deposit.ConfirmedAt == nil && !transfer.Released(t):
 		// failed, and a deposit is on its way to depth: it will be owed
 		return Verdict{Reason: MoneyOwed}
+	}
+	if f := st.Failure; f != nil && !f.ProviderChecked && st.Deposit != nil && st.Payout == nil {
+		return Verdict{Reason: ProviderUnchecked}
 	}
 	if r := owedReason(in); r != "" {
 		return Verdict{Reason: r}

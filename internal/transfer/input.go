@@ -55,6 +55,10 @@ type Input struct {
 	// Provider is the provider's answer about the payout of the transfer's reference; nil when
 	// the provider was not asked (no payout intent is stored yet).
 	Provider *ProviderPayout
+	// ProviderBefore is the provider's answer by reference for a transfer with no payout intent,
+	// asked before a transfer whose deposit was seen may fail (Decision.AskProvider); nil when
+	// not asked.
+	ProviderBefore *ProviderPayout
 	// ProviderName names the provider payouts go to.
 	ProviderName string
 	// Mailing: outcome e-mails are sent in this deployment (an outcome is stored to be mailed).

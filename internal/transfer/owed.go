@@ -42,7 +42,10 @@ func (o Owed) What() string {
 func OwedOf(t *payoutv1.Transfer, deps []payoutv1.Deposit, reclaimed bool) []Owed {
 	var out []Owed
 	st := &t.Status
-	if dep := st.Deposit; st.Failure != nil && st.Refund == nil && dep != nil && dep.ConfirmedAt != nil &&
+	// a failed transfer's deposit is owed unless a payout of it went out (a payout the provider
+	// held though the transfer failed: adopted after a restore)
+	paid := st.Payout != nil && st.Payout.State != payoutv1.PayoutRejected
+	if dep := st.Deposit; st.Failure != nil && st.Refund == nil && dep != nil && dep.ConfirmedAt != nil && !paid &&
 		baseUnits(dep.Amount).IsPositive() && (!Released(t) || reclaimed) {
 		out = append(out, Owed{Name: t.Name, Network: dep.Network, Token: dep.Token, From: dep.From, Units: dep.Amount,
 			Reason: "the transfer failed: " + st.ErrorText()})
