@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,9 @@ const (
 	RefundBroadcastFailedReason = "BroadcastFailed"
 	// RefundRevertedReason: the transaction reverted at depth (nothing moved); a new one is signed.
 	RefundRevertedReason = "Reverted"
+	// RefundAdoptedReason (Warning): the refund was found already sent on chain (its record was
+	// lost, e.g. by an etcd restore) and is followed instead of sent again.
+	RefundAdoptedReason = "Adopted"
 	// RefundHeldReason: the destination failed wallet screening; nothing is sent.
 	RefundHeldReason = "Held"
 	// RefundUnscreenedReason: the destination could not be screened (the service cannot
@@ -215,6 +219,16 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 		st.Message = fmt.Sprintf("no refund wallet can send %s on %s (chain configuration refund.key); the refund waits", tokenOf(rf.Status), networkOf(rf.Status))
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
 	}
+	all := &payoutv1.RefundList{}
+	if err := r.APIReader.List(ctx, all); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing refunds: %w", err)
+	}
+	if st, adopted, err := r.adopt(ctx, rf, w, all.Items); err != nil || adopted {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundAdoptedReason)
+	}
 	if res, done, err := r.screen(ctx, rf); done || err != nil {
 		return res, err
 	}
@@ -222,7 +236,7 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	nonce, err := r.nextNonce(ctx, rf, w)
+	nonce, err := r.nextNonce(ctx, rf, w, all.Items)
 	if err == nil {
 		var signed *evm.Signed
 		if signed, err = w.SignTransfer(ctx, rf.Status.To, amount, nonce); err == nil {
@@ -272,16 +286,31 @@ func tokenOf(st payoutv1.RefundStatus) payoutv1.Token {
 	return st.Token
 }
 
-func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (uint64, error) {
+func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet, all []payoutv1.Refund) (uint64, error) {
 	pending, err := w.PendingNonce(ctx)
 	if err != nil {
 		return 0, err
 	}
-	all := &payoutv1.RefundList{}
-	if err := r.APIReader.List(ctx, all); err != nil {
-		return 0, fmt.Errorf("listing refunds for the nonce: %w", err)
+	return refund.NextNonce(pending, all, rf, w.Network(), w.Address()), nil
+}
+
+// adopt reads the chain for a transfer of the refund's amount from the refund wallet to its
+// destination since the refund was requested, which no other refund records: the chain, not the
+// Refund object a restore may have taken back, says whether the money went already.
+func (r *RefundReconciler) adopt(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet, all []payoutv1.Refund) (payoutv1.RefundStatus, bool, error) {
+	// a minute of slack: the request's time is the API server's clock, the block's the chain's
+	sent, err := w.SentTo(ctx, rf.Status.To, rf.CreationTimestamp.Add(-time.Minute))
+	if err != nil {
+		return rf.Status, false, fmt.Errorf("reading the refund wallet's transfers to %s: %w", rf.Status.To, err)
 	}
-	return refund.NextNonce(pending, all.Items, rf, w.Network(), w.Address()), nil
+	taken := map[string]bool{}
+	for i := range all {
+		if o := &all[i]; o.Status.TxHash != "" && (o.Namespace != rf.Namespace || o.Name != rf.Name) {
+			taken[strings.ToLower(o.Status.TxHash)] = true
+		}
+	}
+	st, ok := refund.Adopt(rf.Status, sent, taken)
+	return st, ok, nil
 }
 
 // watch follows the persisted transaction: its receipt when mined, else a broadcast of the same
@@ -292,6 +321,9 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		st := rf.Status
 		st.Message = fmt.Sprintf("no refund wallet is configured on %s; the signed transaction %s waits to be broadcast", networkOf(rf.Status), st.TxHash)
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
+	}
+	if refund.Adopted(rf.Status) {
+		return r.watchAdopted(ctx, rf, w)
 	}
 	raw, err := refund.SignedBytes(rf.Status)
 	if err != nil {
@@ -328,6 +360,28 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		return ctrl.Result{}, berr
 	}
 	return ctrl.Result{RequeueAfter: r.poll()}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundBroadcastReason)
+}
+
+// watchAdopted follows an adopted transaction to depth; one that left the chain sends the
+// refund again (there are no bytes of its own to broadcast).
+func (r *RefundReconciler) watchAdopted(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (ctrl.Result, error) {
+	obs, err := w.Receipt(ctx, rf.Status.TxHash)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	receipt := refund.ReceiptOf(obs)
+	if !receipt.Found {
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, refund.Lost(rf.Status), corev1.EventTypeWarning, RefundRevertedReason)
+	}
+	st := refund.Observed(rf.Status, receipt, r.Clock.Now())
+	reason := RefundBroadcastReason
+	if st.State == payoutv1.RefundConfirmed {
+		reason = RefundConfirmedReason
+	}
+	if err := r.write(ctx, rf, st, corev1.EventTypeNormal, reason); err != nil || st.State == payoutv1.RefundConfirmed {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 
 func (r *RefundReconciler) poll() time.Duration {

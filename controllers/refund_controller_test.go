@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -223,6 +224,45 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reload(rf).Status.Nonce).To(BeNil())
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
+	})
+
+	It("adopts a refund the chain shows sent, when its record was lost (restored from before it), and sends nothing again", func() {
+		ns := namespace()
+		id := "fa0000000000000000000006"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0006")
+		failedTransfer(ns, id, sender, "6000000")
+		rf := newRefund(ns, id)
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		r := reconciler(wallet)
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if st := reload(rf).Status.State; st == payoutv1.RefundSigned || st == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 1)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		sent := rf.Status.TxHash
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
+
+		// an etcd restore from before the refund: the Refund is back as new, its transfer failed
+		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), &payoutv1.Refund{}))
+		}).Should(BeTrue())
+		rf = newRefund(ns, id)
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if reload(rf).Status.State == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 1)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		Expect(rf.Status.TxHash).To(Equal(sent), "the transaction on chain is adopted")
+		Expect(rf.Status.SignedTx).To(BeEmpty())
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore+1), "nothing signed again")
+		Expect(balance(sender)-balanceBefore).To(Equal(int64(6_000_000)), "the sender got the amount once")
 	})
 
 	It("never refunds a transfer whose payout the provider holds (a status restored from before it)", func() {
