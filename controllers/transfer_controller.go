@@ -108,13 +108,17 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	d := transfer.Decide(*in)
 	// The decision may ask for the payer's screening, then for the provider's word before a
 	// failure: each is asked once, and the decision made again with the answer.
-	for range 2 {
+	for range 3 {
 		switch {
 		case d.Screen != "" && in.Screening == nil:
 			in.Screening = r.screen(ctx, d.Screen)
 		case d.AskProvider && in.ProviderBefore == nil:
 			if in.ProviderBefore, err = r.askProvider(ctx, t); err != nil {
 				return ctrl.Result{}, err // no failure without the provider's answer
+			}
+		case d.BindDeposit != nil && in.DepositHolder == "":
+			if in.DepositHolder, err = r.bindDeposit(ctx, t, *d.BindDeposit); err != nil {
+				return ctrl.Result{}, err
 			}
 		default:
 			continue
@@ -220,6 +224,15 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	if t.Spec.Method == payoutv1.TransferV2 {
 		if err := r.gatherBindings(ctx, t, in); err != nil {
 			return nil, err
+		}
+		if refs := transfer.CreditedLogs(t); len(refs) > 0 {
+			c := &payoutv1.Claim{}
+			switch err := r.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimDeposit, transfer.DepositClaimKey(refs[0]))}, c); {
+			case err == nil:
+				in.DepositHolder = c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name
+			case !apierrors.IsNotFound(err):
+				return nil, err
+			}
 		}
 	}
 	rs, err := r.recipientState(ctx, t)
@@ -411,6 +424,26 @@ func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfe
 	return nil
 }
 
+// bindDeposit claims a v2 deposit log for t (the API server's atomic create), or reads which
+// transfer holds it, past the cache; it returns the holder as "namespace/name".
+func (r *TransferReconciler) bindDeposit(ctx context.Context, t *payoutv1.Transfer, ref payoutv1.DepositRef) (string, error) {
+	key := transfer.DepositClaimKey(ref)
+	c := &payoutv1.Claim{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimDeposit, key)},
+		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimDeposit, Key: key, Holder: payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}}}
+	err := r.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) {
+		reader := r.APIReader
+		if reader == nil {
+			reader = r.Client
+		}
+		err = reader.Get(ctx, client.ObjectKeyFromObject(c), c)
+	}
+	if err != nil {
+		return "", fmt.Errorf("binding deposit %s to transfer %s: %w", key, t.Name, err)
+	}
+	return c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name, nil
+}
+
 // askProvider asks the provider for a payout under t's reference before t may fail without a
 // payout intent: the provider, not a status that a restore may have taken back, says whether the
 // money already went out.
@@ -500,7 +533,7 @@ func payoutRequest(t *payoutv1.Transfer) (fiat.PayoutRequest, error) {
 	rc := t.Spec.Recipient
 	return fiat.PayoutRequest{
 		Reference: t.Name, SourceCurrency: "USD", TargetCurrency: string(t.Spec.Quote.TargetCurrency),
-		TargetAmount: target, Rate: rate,
+		TargetAmount: target, Rate: rate, SourceOfFunds: transfer.SourceOfFunds(t),
 		Recipient: fiat.Recipient{AccountHolderName: rc.AccountHolderName, Currency: string(rc.Currency), Type: rc.Type,
 			Country: string(rc.Country), Details: transfer.DetailsMap(rc.Details)},
 	}, nil

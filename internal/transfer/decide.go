@@ -34,6 +34,10 @@ type Decision struct {
 	// Input.ProviderBefore and decides again. The provider is the ledger of record of payouts: a
 	// restored status may not know of one.
 	AskProvider bool
+	// BindDeposit, when set, is the v2 deposit log to bind to the transfer before its payout
+	// intent (a Claim of kind deposit): the controller creates the claim, or reads who holds it,
+	// puts that in Input.DepositHolder and decides again.
+	BindDeposit *payoutv1.DepositRef
 }
 
 // ActionKind names a side effect the controller performs after deciding, once the decided
@@ -138,6 +142,7 @@ var steps = []func(*decision){
 	adoptPayout,        // a payout the provider holds under the reference though none is recorded → adopted
 	stopBeforePayout,   // cancellation, deleted recipient, v2 mismatch or not found, expiry on chain → failed
 	screenSender,       // the wallet that paid, screened at depth; held while the service cannot answer
+	bindDeposit,        // v2: the deposit log bound to this transfer, or it pays another: one transaction, one transfer
 	recordPayoutIntent, // a good, screened deposit at depth → the payout intent, stored before any call
 	followProvider,     // the provider's word on a stored intent → accepted, completed, rejected
 	recordRefunds,      // refunds at depth → refunded, stray deposits sent back
@@ -437,6 +442,38 @@ func screenSender(d *decision) {
 			d.event(corev1.EventTypeWarning, ReasonScreeningUnavailable, "the payer %s cannot be screened now (%s); nothing is paid until it is", payer, facts.Message)
 		}
 		d.out.Waiting = fmt.Sprintf("waiting to screen the wallet %s that paid: the risk service cannot answer (%s); nothing is paid until it does", payer, facts.Message)
+	}
+}
+
+// bindDeposit binds a v2 transfer's deposit log to it before its payout intent: the shared
+// platform address receives every account's payments, and a hash claim or the archive can be
+// taken back by a restore, so the log itself is claimed (the API server's atomic create; after a
+// restore the claim is rebuilt from the provider's payouts, which name their deposit). A log that
+// another transfer holds pays that one: this transfer fails (DepositMismatch) and releases its
+// hash.
+func bindDeposit(d *decision) {
+	if d.t.Spec.Method != payoutv1.TransferV2 || d.hold || !d.mayPay() {
+		return
+	}
+	logs := CreditedLogs(withStatus(d.t, d.st))
+	if len(logs) == 0 {
+		return
+	}
+	self := d.t.Namespace + "/" + d.t.Name
+	switch holder := d.in.DepositHolder; holder {
+	case self:
+	case "":
+		d.hold = true
+		d.out.BindDeposit = &logs[0]
+	default:
+		d.hold = true
+		d.mismatch = fmt.Sprintf("transaction %s already pays transfer %s", d.t.Spec.TxHash, holder[strings.Index(holder, "/")+1:])
+		if !d.mayFail() {
+			return
+		}
+		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
+		d.st.Failure.ProviderChecked = true
+		d.event(corev1.EventTypeWarning, string(payoutv1.FailureDepositMismatch), "%s", d.st.Failure.Message)
 	}
 }
 

@@ -203,7 +203,7 @@ func (c *Client) createTransfer(ctx context.Context, req fiat.PayoutRequest, key
 		return nil, err
 	}
 	var t transfer
-	tr := transferRequest{TargetAccount: a.ID, QuoteUUID: q.ID, CustomerTransactionID: key, Details: transferDetails{Reference: req.Reference}}
+	tr := transferRequest{TargetAccount: a.ID, QuoteUUID: q.ID, CustomerTransactionID: key, Details: transferDetails{Reference: req.Reference, SourceOfFunds: req.SourceOfFunds}}
 	// Idempotent by customerTransactionId: repeatable.
 	err := c.do(ctx, call{method: http.MethodPost, path: "/v1/transfers", body: tr, repeatable: true}, &t)
 	var fe *fiat.Error
