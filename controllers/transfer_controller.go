@@ -80,6 +80,9 @@ type TransferReconciler struct {
 	MatchTimeout time.Duration
 	// MailRetry is how long to wait after a mail server could not be reached.
 	MailRetry time.Duration
+	// Gate says whether money may move: while it says no, no deposit is bound and no payout
+	// created (the provider is still asked). nil: always.
+	Gate Gate
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;update;patch
@@ -116,7 +119,7 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			if in.ProviderBefore, err = r.askProvider(ctx, t); err != nil {
 				return ctrl.Result{}, err // no failure without the provider's answer
 			}
-		case d.BindDeposit != nil && in.DepositHolder == "":
+		case d.BindDeposit != nil && in.DepositHolder == "" && in.Paused == "":
 			if in.DepositHolder, err = r.bindDeposit(ctx, t, *d.BindDeposit); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -243,8 +246,11 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	if err := r.gatherRefunds(ctx, t, in); err != nil {
 		return nil, err
 	}
+	if moves, why := moneyMoves(ctx, r.Gate); !moves {
+		in.Paused = why
+	}
 	if transfer.Pending(t) {
-		p, err := r.ensurePayout(ctx, t)
+		p, err := r.ensurePayout(ctx, t, in.Paused == "")
 		if err != nil {
 			return nil, err
 		}
@@ -459,9 +465,10 @@ func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transf
 }
 
 // ensurePayout asks the provider about the payout of a stored intent and, for an intent the
-// provider does not know yet, creates it. Create is idempotent by reference, so a crash after
-// it and before the status write is recovered by the next pass finding the payout.
-func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer) (*transfer.ProviderPayout, error) {
+// provider does not know yet, creates it when mayCreate. Create is idempotent by reference, so
+// a crash after it and before the status write is recovered by the next pass finding the
+// payout.
+func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer, mayCreate bool) (*transfer.ProviderPayout, error) {
 	stored := t.Status.Payout
 	if stored.Provider != "" && stored.Provider != r.Provider.Name() {
 		return nil, reconcile.TerminalError(fmt.Errorf("the payout intent names provider %q but this deployment pays through %q", stored.Provider, r.Provider.Name()))
@@ -472,6 +479,12 @@ func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Trans
 	}
 	if p == nil && stored.State == payoutv1.PayoutAccepted {
 		return &transfer.ProviderPayout{Found: false}, nil // never re-create an accepted payout
+	}
+	if (p == nil || p.State == fiat.StatePending) && !mayCreate {
+		if p == nil {
+			return &transfer.ProviderPayout{Found: false}, nil
+		}
+		return providerView(p), nil
 	}
 	if p == nil || p.State == fiat.StatePending {
 		req, err := payoutRequest(t)

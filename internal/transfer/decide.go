@@ -464,6 +464,10 @@ func bindDeposit(d *decision) {
 	case self:
 	case "":
 		d.hold = true
+		if d.in.Paused != "" {
+			d.out.Waiting = d.in.Paused // the binding is the recovery check's to rebuild first
+			return
+		}
 		d.out.BindDeposit = &logs[0]
 	default:
 		d.hold = true
@@ -543,10 +547,13 @@ func followProvider(d *decision) {
 	if stored == nil || p == nil || !Pending(d.t) {
 		return
 	}
+	if !p.Found && stored.State == payoutv1.PayoutAccepted {
+		d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
+	}
+	if d.in.Paused != "" && stored.State == payoutv1.PayoutRequested && (!p.Found || p.State == payoutv1.PayoutRequested) {
+		d.out.Waiting = d.in.Paused // the controller did not create (or fund) it
+	}
 	if !p.Found {
-		if stored.State == payoutv1.PayoutAccepted {
-			d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
-		}
 		return
 	}
 	cur := d.st.Payout
