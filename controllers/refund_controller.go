@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +26,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -43,6 +46,12 @@ const (
 	RefundBroadcastFailedReason = "BroadcastFailed"
 	// RefundRevertedReason: the transaction reverted at depth (nothing moved); a new one is signed.
 	RefundRevertedReason = "Reverted"
+	// RefundAdoptedReason (Warning): the refund was found already sent on chain (its record was
+	// lost, e.g. by an etcd restore) and is followed instead of sent again.
+	RefundAdoptedReason = "Adopted"
+	// RefundPausedReason: money may not move now (the recovery check, an operator's pause);
+	// nothing is signed until it may.
+	RefundPausedReason = "Paused"
 	// RefundHeldReason: the destination failed wallet screening; nothing is sent.
 	RefundHeldReason = "Held"
 	// RefundUnscreenedReason: the destination could not be screened (the service cannot
@@ -63,6 +72,7 @@ const (
 const (
 	heldRecheck     = time.Hour
 	unscreenedRetry = 30 * time.Second
+	pausedRetry     = 30 * time.Second
 )
 
 // RefundReconciler sends refunds (Refund objects, made by `kubectl payout refund`): a failed
@@ -104,10 +114,17 @@ type RefundReconciler struct {
 	Wallets refund.Wallets
 	// Screener screens every destination before anything is signed to it.
 	Screener walletscreen.Screener
+	// Provider is asked by reference before a transfer's deposit is refunded: a payout it holds
+	// for the transfer means the money went out (a status restored from before it), and nothing
+	// is refunded.
+	Provider fiat.Provider
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// PollInterval between receipt lookups while a transaction is on its way. Default 2s.
 	PollInterval time.Duration
+	// Gate says whether money may move: while it says no, nothing is signed (a refund the chain
+	// shows sent is still adopted). nil: always.
+	Gate Gate
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch;update;patch
@@ -226,6 +243,15 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		if transfer.Released(t) && !reclaimed && rf.Spec.Deposit == nil {
 			why = fmt.Errorf("transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer", t.Name, t.Spec.TxHash)
 		}
+		if rf.Spec.Deposit == nil {
+			paid, err := r.paidOut(ctx, t)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if paid != "" {
+				owed, why = nil, errors.New(paid)
+			}
+		}
 	}
 	return r.admitted(ctx, rf, refund.Admit(rf, t, owed, r.wallets(), why))
 }
@@ -236,6 +262,23 @@ func (r *RefundReconciler) admitted(ctx context.Context, rf *payoutv1.Refund, st
 		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundRefusedReason)
 	}
 	return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundAcceptedReason)
+}
+
+// paidOut asks the provider by reference whether it holds a payout of t that was not rejected,
+// and says so ("" when not): the provider is the ledger of record of payouts, and a transfer whose
+// money went out is never refunded. No answer is an error: nothing is refunded without one.
+func (r *RefundReconciler) paidOut(ctx context.Context, t *payoutv1.Transfer) (string, error) {
+	if r.Provider == nil {
+		return "", errors.New("no payout provider to ask whether the transfer was paid")
+	}
+	p, err := r.Provider.Find(ctx, t.Name)
+	if err != nil {
+		return "", fmt.Errorf("asking the provider about payout %s before refunding it: %w", t.Name, err)
+	}
+	if p == nil || p.State == fiat.StateRejected {
+		return "", nil
+	}
+	return fmt.Sprintf("the provider holds payout %s (%s) of transfer %s: its money went out, so its deposit is not refunded", p.ProviderID, p.State, t.Name), nil
 }
 
 // reclaim takes back the claim on the hash of a v2 transfer that released it, for the refund of
@@ -276,6 +319,21 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 		st.Message = fmt.Sprintf("no refund wallet can send %s on %s (chain configuration refund.key); the refund waits", tokenOf(rf.Status), networkOf(rf.Status))
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
 	}
+	all := &payoutv1.RefundList{}
+	if err := r.APIReader.List(ctx, all); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing refunds: %w", err)
+	}
+	if st, adopted, err := r.adopt(ctx, rf, w, all.Items); err != nil || adopted {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundAdoptedReason)
+	}
+	if moves, why := moneyMoves(ctx, r.Gate); !moves {
+		st := rf.Status
+		st.Message = why
+		return ctrl.Result{RequeueAfter: pausedRetry}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundPausedReason)
+	}
 	if res, done, err := r.screen(ctx, rf); done || err != nil {
 		return res, err
 	}
@@ -286,7 +344,7 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	nonce, err := r.nextNonce(ctx, rf, w)
+	nonce, err := r.nextNonce(ctx, rf, w, all.Items)
 	if err == nil {
 		var signed *evm.Signed
 		if signed, err = w.SignTransfer(ctx, rf.Status.To, amount, nonce); err == nil {
@@ -352,16 +410,31 @@ func tokenOf(st payoutv1.RefundStatus) payoutv1.Token {
 	return st.Token
 }
 
-func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (uint64, error) {
+func (r *RefundReconciler) nextNonce(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet, all []payoutv1.Refund) (uint64, error) {
 	pending, err := w.PendingNonce(ctx)
 	if err != nil {
 		return 0, err
 	}
-	all := &payoutv1.RefundList{}
-	if err := r.APIReader.List(ctx, all); err != nil {
-		return 0, fmt.Errorf("listing refunds for the nonce: %w", err)
+	return refund.NextNonce(pending, all, rf, w.Network(), w.Address()), nil
+}
+
+// adopt reads the chain for a transfer of the refund's amount from the refund wallet to its
+// destination since the refund was requested, which no other refund records: the chain, not the
+// Refund object a restore may have taken back, says whether the money went already.
+func (r *RefundReconciler) adopt(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet, all []payoutv1.Refund) (payoutv1.RefundStatus, bool, error) {
+	// a minute of slack: the request's time is the API server's clock, the block's the chain's
+	sent, err := w.SentTo(ctx, rf.Status.To, rf.CreationTimestamp.Add(-time.Minute))
+	if err != nil {
+		return rf.Status, false, fmt.Errorf("reading the refund wallet's transfers to %s: %w", rf.Status.To, err)
 	}
-	return refund.NextNonce(pending, all.Items, rf, w.Network(), w.Address()), nil
+	taken := map[string]bool{}
+	for i := range all {
+		if o := &all[i]; o.Status.TxHash != "" && (o.Namespace != rf.Namespace || o.Name != rf.Name) {
+			taken[strings.ToLower(o.Status.TxHash)] = true
+		}
+	}
+	st, ok := refund.Adopt(rf.Status, sent, taken)
+	return st, ok, nil
 }
 
 // watch follows the persisted transaction: its receipt when mined, else a broadcast of the same
@@ -372,6 +445,9 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		st := rf.Status
 		st.Message = fmt.Sprintf("no refund wallet is configured on %s; the signed transaction %s waits to be broadcast", networkOf(rf.Status), st.TxHash)
 		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
+	}
+	if refund.Adopted(rf.Status) {
+		return r.watchAdopted(ctx, rf, w)
 	}
 	raw, err := refund.SignedBytes(rf.Status)
 	if err != nil {
@@ -408,6 +484,28 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		return ctrl.Result{}, berr
 	}
 	return ctrl.Result{RequeueAfter: r.poll()}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundBroadcastReason)
+}
+
+// watchAdopted follows an adopted transaction to depth; one that left the chain sends the
+// refund again (there are no bytes of its own to broadcast).
+func (r *RefundReconciler) watchAdopted(ctx context.Context, rf *payoutv1.Refund, w refund.Wallet) (ctrl.Result, error) {
+	obs, err := w.Receipt(ctx, rf.Status.TxHash)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	receipt := refund.ReceiptOf(obs)
+	if !receipt.Found {
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, refund.Lost(rf.Status), corev1.EventTypeWarning, RefundRevertedReason)
+	}
+	st := refund.Observed(rf.Status, receipt, r.Clock.Now())
+	reason := RefundBroadcastReason
+	if st.State == payoutv1.RefundConfirmed {
+		reason = RefundConfirmedReason
+	}
+	if err := r.write(ctx, rf, st, corev1.EventTypeNormal, reason); err != nil || st.State == payoutv1.RefundConfirmed {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }
 
 func (r *RefundReconciler) poll() time.Duration {

@@ -10,9 +10,12 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/shopspring/decimal"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -22,6 +25,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
@@ -58,6 +63,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		base     *devchain.Chain
 		wallet   *evm.Wallet
 		walletAt common.Address
+		bank     *simbank.Server
+		provider fiat.Provider
 	)
 	BeforeAll(func() {
 		anvil, err := devchain.FindAnvil()
@@ -72,6 +79,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		wallet, err = evm.NewWallet(ch, payoutv1.TokenUSDC, common.Bytes2Hex(crypto.FromECDSA(set.RefundKey)))
 		Expect(err).NotTo(HaveOccurred())
 		walletAt = crypto.PubkeyToAddress(set.RefundKey.PublicKey)
+		bank, provider = startBank(simbank.Faults{})
 	})
 
 	// failedTransfer stores a failed transfer whose deposit of amount came from sender.
@@ -90,7 +98,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 	}
 	reconciler := func(w refund.Wallet) *RefundReconciler {
 		return &RefundReconciler{Client: env.Client, APIReader: env.Client, Wallets: refund.Single(w), Screener: walletscreen.LocalList{Reader: env.Client},
-			Clock: fakeClock, PollInterval: time.Millisecond}
+			Provider: provider, Clock: fakeClock, PollInterval: time.Millisecond}
 	}
 	reload := func(rf *payoutv1.Refund) *payoutv1.Refund {
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
@@ -223,6 +231,70 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
 	})
 
+	It("adopts a refund the chain shows sent, when its record was lost (restored from before it), and sends nothing again", func() {
+		ns := namespace()
+		id := "fa0000000000000000000006"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0006")
+		failedTransfer(ns, id, sender, "6000000")
+		rf := newRefund(ns, id)
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		r := reconciler(wallet)
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if st := reload(rf).Status.State; st == payoutv1.RefundSigned || st == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 1)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		sent := rf.Status.TxHash
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
+
+		// an etcd restore from before the refund: the Refund is back as new, its transfer failed
+		// (a restore replaces the object outright; here it is deleted and its finalizer, which
+		// keeps a confirmed refund its transfer has not recorded, taken off by hand)
+		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
+		Expect(env.Client.Patch(ctx, reload(rf), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), &payoutv1.Refund{}))
+		}).Should(BeTrue())
+		rf = newRefund(ns, id)
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if reload(rf).Status.State == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 1)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		Expect(rf.Status.TxHash).To(Equal(sent), "the transaction on chain is adopted")
+		Expect(rf.Status.SignedTx).To(BeEmpty())
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore+1), "nothing signed again")
+		Expect(balance(sender)-balanceBefore).To(Equal(int64(6_000_000)), "the sender got the amount once")
+	})
+
+	It("never refunds a transfer whose payout the provider holds (a status restored from before it)", func() {
+		ns := namespace()
+		id := "fa0000000000000000000005"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0005")
+		failedTransfer(ns, id, sender, "5000000")
+		t := testgen.Transfer(ns, id)
+		_, err := provider.Create(ctx, fiat.PayoutRequest{Reference: id, SourceCurrency: "USD", TargetCurrency: "EUR",
+			TargetAmount: decimal.RequireFromString("4.40"), Rate: decimal.RequireFromString("0.88022588"),
+			Recipient: fiat.Recipient{AccountHolderName: t.Spec.Recipient.AccountHolderName, Currency: "EUR", Type: "iban", Country: "DE",
+				Details: transfer.DetailsMap(t.Spec.Recipient.Details)}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bank.Ledger()).To(ContainElement(HaveField("Reference", id)))
+		rf := newRefund(ns, id)
+		nonceBefore := nonceOf(walletAt)
+		r := reconciler(wallet)
+		_, err = r.Reconcile(ctx, request(rf))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundRefused))
+		Expect(rf.Status.Message).To(ContainSubstring("its money went out"))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore))
+	})
+
 	It("holds a refund to a blocked address, sending nothing, until screening clears it", func() {
 		ns := namespace()
 		sender := common.HexToAddress("0x00000000000000000000000000000000000f0004")
@@ -263,6 +335,40 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(4_000_000)))
 	})
 
+	It("signs nothing while money waits for an operator (the recovery gate), and sends once it opens", func() {
+		ns := namespace()
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f00c1")
+		failedTransfer(ns, "fa00000000000000000000c1", sender, "6000000")
+		rf := newRefund(ns, "fa00000000000000000000c1")
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		gate := &gateSwitch{}
+		gate.set("the recovery check found the records behind the chain; money waits for an operator")
+		r := reconciler(wallet)
+		r.Gate = gate
+		var res ctrl.Result
+		for range 3 {
+			var err error
+			res, err = r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(res.RequeueAfter).To(Equal(pausedRetry), "asked again later")
+		Expect(reload(rf).Status.Nonce).To(BeNil())
+		Expect(rf.Status.SignedTx).To(BeEmpty())
+		Expect(rf.Status.Message).To(ContainSubstring("money waits for an operator"))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing is signed while the gate is closed")
+
+		gate.set("")
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if reload(rf).Status.State == payoutv1.RefundSigned || rf.Status.State == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 3)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
+	})
+
 	It("waits with a message while the wallet cannot pay, taking no nonce", func() {
 		ns := namespace()
 		sender := common.HexToAddress("0x00000000000000000000000000000000000f0003")
@@ -298,8 +404,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 	It("keeps a deleted refund whose transaction may be on its way until it is confirmed: a second request signs nothing (issue 23 item 6)", func() {
 		ns := namespace()
-		id := "fa0000000000000000000005"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0005")
+		id := "fa000000000000000000000d"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f000d")
 		failedTransfer(ns, id, sender, "5000000")
 		_, requested, err := admin.RequestRefund(ctx, env.Client, id, "operator")
 		Expect(err).NotTo(HaveOccurred())
@@ -354,8 +460,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 	It("lets a deleted refund with nothing signed go; the next request sends the money once", func() {
 		ns := namespace()
-		id := "fa0000000000000000000006"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0006")
+		id := "fa000000000000000000000e"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f000e")
 		failedTransfer(ns, id, sender, "6000000")
 		_, _, err := admin.RequestRefund(ctx, env.Client, id, "operator")
 		Expect(err).NotTo(HaveOccurred())
@@ -381,37 +487,51 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
 	})
 
-	It("signs nothing after a hand edit that claims its transaction reverted (issue 23 item 6)", func() {
+	It("signs nothing after a hand edit that claims its transaction reverted while it is on its way; the chain's transaction is followed (issue 23 item 6)", func() {
 		ns := namespace()
-		id := "fa0000000000000000000007"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0007")
+		id := "fa000000000000000000000f"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f000f")
 		failedTransfer(ns, id, sender, "7000000")
 		rf := newRefund(ns, id)
 		r := reconciler(wallet)
-		mineUntil(r, rf, payoutv1.RefundBroadcast)
-		nonceAfter := nonceOf(walletAt)
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		// admitted, signed, broadcast: the transaction waits in the node's pool, not mined
+		for range 3 {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundBroadcast))
+		sent := rf.Status.TxHash
 
 		// the one backward move the schema allows: to Pending with the transaction listed as
-		// reverted; a hand edit can write that too
+		// reverted; a hand edit can write that too. Nothing on chain shows it sent yet (no
+		// adoption), and the chain does not show it reverted: nothing is signed
 		forged := rf.DeepCopy()
 		forged.Status = payoutv1.RefundStatus{State: payoutv1.RefundPending, Network: rf.Status.Network, Token: rf.Status.Token, To: rf.Status.To,
-			Amount: rf.Status.Amount, From: rf.Status.From, RevertedTxs: []string{rf.Status.TxHash}}
+			Amount: rf.Status.Amount, From: rf.Status.From, RevertedTxs: []string{sent}}
 		Expect(env.Client.Status().Update(ctx, forged)).To(Succeed())
 		for range 3 {
 			_, err := r.Reconcile(ctx, request(rf))
 			Expect(err).NotTo(HaveOccurred())
-			chaintest.Mine(GinkgoT(), base, 1)
 		}
 		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundPending))
 		Expect(rf.Status.Nonce).To(BeNil())
-		Expect(rf.Status.Message).To(ContainSubstring("listed as reverted, succeeded"))
-		Expect(nonceOf(walletAt)).To(Equal(nonceAfter), "no second transaction")
-		Expect(balance(sender)).To(Equal(int64(7_000_000)))
+		Expect(rf.Status.Message).To(ContainSubstring("listed as reverted, is not on chain"))
+		pending, err := base.Client.PendingNonceAt(ctx, walletAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pending).To(Equal(nonceBefore+1), "no second transaction in the pool")
+
+		// mined, the chain shows it sent: the refund follows it to depth
+		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		Expect(rf.Status.TxHash).To(Equal(sent))
+		chaintest.Mine(GinkgoT(), base, 3)
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
+		Expect(balance(sender)-balanceBefore).To(Equal(int64(7_000_000)), "the sender got the amount once")
 	})
 
 	It("refunds a deposit recorded after its account was deleted, once, and keeps that refund as the record (issue 23 item 7)", func() {
-		id := "fa0000000000000000000008"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0008")
+		id := "fa0000000000000000000010"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0010")
 		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
 		ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("08", 32), LogIndex: 3}
 		dep := &payoutv1.Deposit{

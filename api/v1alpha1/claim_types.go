@@ -9,7 +9,7 @@ import (
 )
 
 // ClaimKind is the kind of globally unique key a Claim holds.
-// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id;wallet-binding
+// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id;wallet-binding;deposit
 type ClaimKind string
 
 const (
@@ -21,6 +21,11 @@ const (
 	// transfer from it completed first (PayoutAccount bindWallets). Its holder is the account:
 	// namespace the account's namespace, name the account's name.
 	ClaimWalletBinding ClaimKind = "wallet-binding"
+	// ClaimDeposit binds one deposit log at the v2 platform address ("network/tx/log") to the
+	// transfer it pays, before that transfer's payout intent: one transaction pays at most one
+	// transfer. After a restore it is rebuilt from the provider's payouts (their source of
+	// funds).
+	ClaimDeposit ClaimKind = "deposit"
 )
 
 // ClaimName is the object name of the claim on key: the kind and the SHA-256 of the key. Hashing

@@ -92,6 +92,14 @@ var _ = Describe("a Refund's status transitions", func() {
 		rf := newRefund(pending, signed, broadcast, reverted(broadcast), again, reverted(again))
 		Expect(rf.Status.RevertedTxs).To(Equal([]string{first, second}))
 		newRefund(pending, signed, reverted(signed)) // reverted before its Broadcast state was written
+		// a transaction found on chain is adopted (refund.Adopt): Broadcast with no bytes of its
+		// own, from Pending or Held; and Pending again when a reorg took it (refund.Lost)
+		adopted := with(pending, func(s *payoutv1.RefundStatus) { s.State, s.TxHash = payoutv1.RefundBroadcast, second })
+		newRefund(pending, adopted, with(adopted, func(s *payoutv1.RefundStatus) {
+			s.State, s.ConfirmedAt = payoutv1.RefundConfirmed, ptr.To(metav1.NewTime(metav1.Now().Rfc3339Copy().Time))
+		}))
+		newRefund(pending, with(pending, func(s *payoutv1.RefundStatus) { s.State = payoutv1.RefundHeld }), adopted)
+		newRefund(pending, adopted, pending)
 	})
 
 	It("refuses every edit that moves a refund backwards or changes what it signed", func() {
@@ -137,7 +145,7 @@ var _ = Describe("a Refund's status transitions", func() {
 		rf = newRefund()
 		refused(rf, signed, backwards) // never signed without being admitted
 		rf = newRefund(pending)
-		refused(rf, broadcast, backwards)
+		refused(rf, broadcast, backwards) // Broadcast without Signed only for an adopted transaction (no signed bytes)
 		refused(rf, confirmed, backwards)
 		rf = newRefund(pending, with(pending, func(s *payoutv1.RefundStatus) { s.State = payoutv1.RefundHeld }))
 		refused(rf, with(signed, func(s *payoutv1.RefundStatus) {}), backwards) // held: screened again before it is signed

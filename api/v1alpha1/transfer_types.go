@@ -363,6 +363,12 @@ type TransferFailure struct {
 	Message string `json:"message"`
 	// +required
 	At metav1.Time `json:"at"`
+	// providerChecked: the provider was asked by reference before the transfer failed (or said
+	// so itself, PayoutRejected) and held no payout of it. A transfer whose deposit was seen fails
+	// only so: after a restore the status may not know of a payout the provider made, and failing
+	// (then refunding) it would pay twice.
+	// +optional
+	ProviderChecked bool `json:"providerChecked,omitempty"`
 }
 
 // RefundFacts is the deposit sent back to the sender (spec 3.2 refunded), copied from the

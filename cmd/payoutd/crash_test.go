@@ -246,16 +246,7 @@ func count(plan []*planned, f func(*planned) bool) int {
 // `kubectl payout refund` changes nothing. It returns how many strays were refunded.
 func expectStraysRefundedOnce(plan []*planned, kubeconfig string, stranger common.Address, before *big.Int) int {
 	GinkgoHelper()
-	plugin := filepath.Join(workdir, "kubectl-payout")
-	build := exec.Command("go", "build", "-o", plugin, "../kubectl-payout")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command(plugin, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	run := kubectlPayout(kubeconfig)
 	from, err := base.Client.BlockNumber(context.Background())
 	Expect(err).NotTo(HaveOccurred())
 	var dusted []*planned
@@ -306,6 +297,22 @@ func expectStraysRefundedOnce(plan []*planned, kubeconfig string, stranger commo
 	Expect(err).NotTo(HaveOccurred())
 	Expect(after).To(Equal(before), "the stranger got every unit of dust back, once")
 	return sent
+}
+
+// kubectlPayout builds the operators' plugin and returns a runner of its command lines against
+// the cluster of kubeconfig, which answers what it printed (stdout and stderr).
+func kubectlPayout(kubeconfig string) func(args ...string) (string, error) {
+	GinkgoHelper()
+	plugin := filepath.Join(workdir, "kubectl-payout")
+	build := exec.Command("go", "build", "-o", plugin, "../kubectl-payout")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	return func(args ...string) (string, error) {
+		cmd := exec.Command(plugin, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
 }
 
 // payoutdBinary builds payoutd and writes a kubeconfig of a cluster-admin user named user for it.

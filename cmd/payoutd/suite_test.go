@@ -90,12 +90,24 @@ func payoutdArgs(apiAddr string, extra ...string) []string {
 		"--chains-config", chainConfig,
 		"--fiat-url", bank.URL(), "--fiat-profile-id", "1", "--fiat-provider-name", "simbank",
 		"--smtp-addr", sink.Addr(), "--smtp-tls", "none", "--smtp-from", "Payouts <payouts@payout.localhost>",
+		// the suite starts payoutd again and again on one cluster: a pause between two specs is
+		// no restore (restore_test.go sets its own)
+		"--recovery-gap", "24h",
 	}, extra...)
 }
 
 // startInProcess runs payoutd in this process against cfg until the spec ends, and returns the
 // facade's base URL.
 func startInProcess(cfg *rest.Config, extra ...string) string {
+	GinkgoHelper()
+	url, stop := runInProcess(cfg, extra...)
+	DeferCleanup(stop)
+	return url
+}
+
+// runInProcess runs payoutd in this process against cfg, and returns the facade's base URL and
+// what stops it (and waits for it to end).
+func runInProcess(cfg *rest.Config, extra ...string) (string, func()) {
 	GinkgoHelper()
 	addr := freeAddr()
 	Expect(os.Setenv("PAYOUT_FIAT_TOKEN", bankToken)).To(Succeed())
@@ -108,11 +120,11 @@ func startInProcess(cfg *rest.Config, extra ...string) string {
 		defer close(done)
 		Expect(runWith(ctx, cfg, o, logr.Discard())).To(Succeed())
 	}()
-	DeferCleanup(func() { cancel(); <-done })
+	stop := func() { cancel(); <-done }
 	url := "http://" + addr
 	Eventually(func() error { return ping(url) }).Should(Succeed())
 	waitBaseAvailable()
-	return url
+	return url, stop
 }
 
 // waitBaseAvailable waits until USDC on base takes deposits: its watcher is in sync.

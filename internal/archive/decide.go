@@ -25,6 +25,10 @@ const (
 	// DepositUnrecorded: a Deposit object of the transfer is not in its status yet (the
 	// transfer controller has not seen it): archiving now could lose track of the funds.
 	DepositUnrecorded = Reason(transfer.HoldDepositUnrecorded)
+	// ProviderUnchecked: failed with a deposit, and the provider was not asked by reference
+	// whether it holds a payout of the transfer (a failure recorded before that was asked): the
+	// transfer controller asks on its next pass; until then the transfer stays live.
+	ProviderUnchecked Reason = "ProviderUnchecked"
 	// RefundInFlight: a refund was asked for and has not reached an end.
 	RefundInFlight = Reason(transfer.HoldRefundInFlight)
 	// MailPending: the outcome e-mail is not sent (nor given up on) yet.
@@ -104,6 +108,9 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Deleting}
 	case !Ended(t):
 		return Verdict{Reason: NotEnded}
+	}
+	if f := st.Failure; f != nil && !f.ProviderChecked && st.Deposit != nil && st.Payout == nil && !transfer.DepositArriving(t) {
+		return Verdict{Reason: ProviderUnchecked}
 	}
 	if h := transfer.MoneyHeld(t, in.Deposits, in.Refunds, in.HashHeld); h != "" {
 		return Verdict{Reason: Reason(h)}

@@ -36,7 +36,7 @@ func TestDecideTransfer(t *testing.T) {
 	}
 	failed := func(t *payoutv1.Transfer) {
 		t.Status.Payout = nil
-		t.Status.Failure = &payoutv1.TransferFailure{Reason: payoutv1.FailureExpired, Message: "no deposit"}
+		t.Status.Failure = &payoutv1.TransferFailure{Reason: payoutv1.FailureExpired, Message: "no deposit", ProviderChecked: true}
 		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationFailed}}
 	}
 	noDeposit := func(t *payoutv1.Transfer) { t.Status.Deposit = nil }
@@ -79,6 +79,7 @@ func TestDecideTransfer(t *testing.T) {
 		{"failed with a deposit, not refunded", TransferInput{Transfer: completed(failed)}, MoneyOwed},
 		{"failed with a v2 deposit on its way to depth", TransferInput{Transfer: completed(failed, func(t *payoutv1.Transfer) { t.Status.Deposit.ConfirmedAt = nil })}, MoneyOwed},
 		{"refunded", TransferInput{Transfer: completed(refunded)}, Due},
+		{"failed with a deposit, the provider not asked", TransferInput{Transfer: completed(refunded, func(t *payoutv1.Transfer) { t.Status.Failure.ProviderChecked = false })}, ProviderUnchecked},
 		{"a stray deposit not refunded", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray}}, MoneyOwed},
 		{"a stray deposit whose refund is on its way", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{depositObj("0xaa", 3), stray},
 			Refunds: strayRefund(payoutv1.RefundBroadcast)}, RefundInFlight},

@@ -29,6 +29,15 @@ type Decision struct {
 	// screening service that cannot answer, a chain watcher behind the clock); the controller
 	// shows it in the Ready condition.
 	Waiting string
+	// AskProvider: the transfer would fail, or failed without asking, while its deposit was
+	// seen: the controller asks the provider by reference, puts the answer in
+	// Input.ProviderBefore and decides again. The provider is the ledger of record of payouts: a
+	// restored status may not know of one.
+	AskProvider bool
+	// BindDeposit, when set, is the v2 deposit log to bind to the transfer before its payout
+	// intent (a Claim of kind deposit): the controller creates the claim, or reads who holds it,
+	// puts that in Input.DepositHolder and decides again.
+	BindDeposit *payoutv1.DepositRef
 }
 
 // ActionKind names a side effect the controller performs after deciding, once the decided
@@ -85,6 +94,7 @@ const (
 	ReasonSenderCleared        = "SenderCleared"
 	ReasonScreeningUnavailable = "ScreeningUnavailable"
 	ReasonPayoutUnpriced       = "PayoutUnpriced"
+	ReasonPayoutAdopted        = "PayoutAdopted"
 )
 
 // Polling intervals: the provider is asked often while a payout is young and less as it ages;
@@ -129,8 +139,10 @@ type decision struct {
 var steps = []func(*decision){
 	observeDeposits,    // v1: the wallet's deposits add up to the amount; every other deposit is stray
 	observeTx,          // v2: the confirmed hash on chain → the deposit fact, or why it does not pay
+	adoptPayout,        // a payout the provider holds under the reference though none is recorded → adopted
 	stopBeforePayout,   // cancellation, deleted recipient, v2 mismatch or not found, expiry on chain → failed
 	screenSender,       // the wallet that paid, screened at depth; held while the service cannot answer
+	bindDeposit,        // v2: the deposit log bound to this transfer, or it pays another: one transaction, one transfer
 	recordPayoutIntent, // a good, screened deposit at depth → the payout intent, stored before any call
 	followProvider,     // the provider's word on a stored intent → accepted, completed, rejected
 	recordRefunds,      // refunds at depth → refunded, stray deposits sent back
@@ -258,46 +270,109 @@ func factsOf(dep *payoutv1.Deposit, now time.Time) *payoutv1.DepositFacts {
 }
 
 // stopBeforePayout fails a transfer that must not be paid, as long as no payout intent exists:
-// once it does, the money may be at the provider and only the provider can fail it.
+// once it does, the money may be at the provider and only the provider can fail it. A transfer
+// whose deposit was seen fails only once the provider, asked by reference, holds no payout of it
+// (mayFail).
 func stopBeforePayout(d *decision) {
 	if d.st.Failure != nil || d.st.Payout != nil || d.st.Refund != nil {
 		return
 	}
 	t := d.t
+	var reason payoutv1.FailureReason
+	var msg string
 	switch {
 	case t.Spec.Cancellation != nil:
-		msg := t.Spec.Cancellation.Message
+		reason, msg = t.Spec.Cancellation.Reason, t.Spec.Cancellation.Message
 		if msg == "" {
 			msg = "the transfer was cancelled"
 		}
-		d.fail(t.Spec.Cancellation.Reason, "%s", msg)
 	case d.recipientGone():
 		// The deletion did not stop it (it was created while the deletion ran, or the deletion
 		// was interrupted): stop it now.
-		d.fail(payoutv1.FailureRecipientDeleted, "recipient %d was deleted", d.in.Recipient.ID)
+		reason, msg = payoutv1.FailureRecipientDeleted, fmt.Sprintf("recipient %d was deleted", d.in.Recipient.ID)
 	case d.mismatch != "":
-		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
+		reason, msg = payoutv1.FailureDepositMismatch, d.mismatch
 	case d.notFound:
-		d.fail(payoutv1.FailureDepositNotFound, "transaction %s was not found on %s within %s of its confirmation; the hash is released",
+		reason, msg = payoutv1.FailureDepositNotFound, fmt.Sprintf("transaction %s was not found on %s within %s of its confirmation; the hash is released",
 			t.Spec.TxHash, t.Spec.SourceNetwork, d.in.MatchTimeout)
 	case d.expiredOnChain():
 		if d.ledger.CreditedUnits.IsPositive() {
-			d.st.Deposit = d.ledger.DepositFacts(d.in.Now)
-			d.fail(payoutv1.FailureDepositShort, "received %s %s from %s by the expiry at %s, less than the transfer's %s; it is kept for a refund",
-				TokenAmount(d.st.Deposit.Amount), t.Spec.SourceToken, t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339), t.Spec.Amount)
+			reason, msg = payoutv1.FailureDepositShort, fmt.Sprintf("received %s %s from %s by the expiry at %s, less than the transfer's %s; it is kept for a refund",
+				TokenAmount(d.ledger.CreditedUnits.String()), t.Spec.SourceToken, t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339), t.Spec.Amount)
 		} else {
-			d.fail(payoutv1.FailureExpired, "no deposit from %s arrived by %s", t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+			reason, msg = payoutv1.FailureExpired, fmt.Sprintf("no deposit from %s arrived by %s", t.Spec.WalletAddress, t.Spec.ExpiresAt.UTC().Format(time.RFC3339))
 		}
+	default:
+		return
 	}
-	if d.st.Failure == nil {
+	if !d.mayFail() {
 		return
 	}
 	if t.Spec.Method == payoutv1.TransferV1 && d.st.Deposit == nil && d.ledger.CreditedUnits.IsPositive() {
-		// stopped while part of its amount had arrived from its wallet: that part is its
-		// deposit, refunded with it
+		// stopped while (part of) its amount had arrived from its wallet: that is its deposit,
+		// refunded with it
 		d.st.Deposit = d.ledger.DepositFacts(d.in.Now)
 	}
+	d.fail(reason, "%s", msg)
+	d.st.Failure.ProviderChecked = d.in.ProviderBefore != nil
 	d.event(corev1.EventTypeWarning, string(d.st.Failure.Reason), "%s", d.st.Failure.Message)
+}
+
+// depositSeen reports whether money of the transfer's own arrived: a v1 transfer's wallet sent
+// some of its amount, or a v2 transfer's transaction was observed.
+func (d *decision) depositSeen() bool {
+	return d.st.Deposit != nil || d.ledger.CreditedUnits.IsPositive()
+}
+
+// mayFail reports whether the transfer may fail now: when no deposit of its was seen, or when the
+// provider, asked by reference, holds no payout of it. Otherwise it asks for the provider
+// (Decision.AskProvider) and the failure waits for the answer.
+func (d *decision) mayFail() bool {
+	if !d.depositSeen() {
+		return true
+	}
+	if d.in.ProviderBefore == nil {
+		d.out.AskProvider = true
+		return false
+	}
+	return !d.in.ProviderBefore.Found
+}
+
+// adoptPayout records a payout the provider holds under the transfer's reference although no
+// intent is stored: the status was restored from before the payout, or lost its write. The
+// provider is the ledger of record: the transfer follows that payout and never fails or pays
+// again. A transfer that failed without asking the provider first (an older version) is asked
+// now; it keeps its failure, and its deposit is owed to nobody once a payout is found.
+func adoptPayout(d *decision) {
+	p := d.in.ProviderBefore
+	if d.st.Payout != nil || d.st.Refund != nil {
+		return
+	}
+	if f := d.st.Failure; f != nil && !f.ProviderChecked && d.depositSeen() {
+		if p == nil {
+			d.out.AskProvider = true
+			return
+		}
+		if !p.Found {
+			f.ProviderChecked = true
+			return
+		}
+	}
+	if p == nil || !p.Found || !d.depositSeen() {
+		return // the provider is asked for a transfer whose deposit was seen only
+	}
+	now := d.now()
+	d.st.Payout = &payoutv1.PayoutFacts{Reference: d.t.Name, Provider: d.in.ProviderName, State: p.State, RequestedAt: now,
+		ProviderID: p.ProviderID, SourceAmount: payoutv1.Decimal(p.SourceAmount), TargetAmount: payoutv1.Decimal(p.TargetAmount),
+		Rate: payoutv1.Decimal(p.Rate), Message: truncate(p.Message, 512), UpdatedAt: &now}
+	if d.st.Failure != nil {
+		d.st.Failure.ProviderChecked = true
+	}
+	d.event(corev1.EventTypeWarning, ReasonPayoutAdopted, "the provider holds payout %s (%s) under this transfer's reference, which its status did not record: it is followed, never made again",
+		p.ProviderID, p.State)
+	if d.noteReason == "" {
+		d.note(ReasonPayoutAdopted, "the provider's payout %s under this reference is adopted", p.ProviderID)
+	}
 }
 
 // expiredOnChain reports whether a v1 transfer without its full deposit is past its expiry on
@@ -355,7 +430,11 @@ func screenSender(d *decision) {
 		d.st.SenderScreening = facts
 	case payoutv1.ScreeningBlocked:
 		d.st.SenderScreening = facts
+		if !d.mayFail() {
+			return
+		}
 		d.fail(payoutv1.FailureSenderBlocked, "the wallet %s that paid failed compliance screening: nothing is paid, and the deposit is held for compliance review", payer)
+		d.st.Failure.ProviderChecked = true
 		d.event(corev1.EventTypeWarning, string(payoutv1.FailureSenderBlocked), "%s", d.st.Failure.Message)
 	default:
 		if prev := d.st.SenderScreening; prev == nil || prev.Result != facts.Result || prev.Message != facts.Message || !chain.SameSender(prev.Address, payer) {
@@ -363,6 +442,42 @@ func screenSender(d *decision) {
 			d.event(corev1.EventTypeWarning, ReasonScreeningUnavailable, "the payer %s cannot be screened now (%s); nothing is paid until it is", payer, facts.Message)
 		}
 		d.out.Waiting = fmt.Sprintf("waiting to screen the wallet %s that paid: the risk service cannot answer (%s); nothing is paid until it does", payer, facts.Message)
+	}
+}
+
+// bindDeposit binds a v2 transfer's deposit log to it before its payout intent: the shared
+// platform address receives every account's payments, and a hash claim or the archive can be
+// taken back by a restore, so the log itself is claimed (the API server's atomic create; after a
+// restore the claim is rebuilt from the provider's payouts, which name their deposit). A log that
+// another transfer holds pays that one: this transfer fails (DepositMismatch) and releases its
+// hash.
+func bindDeposit(d *decision) {
+	if d.t.Spec.Method != payoutv1.TransferV2 || d.hold || !d.mayPay() {
+		return
+	}
+	logs := CreditedLogs(withStatus(d.t, d.st))
+	if len(logs) == 0 {
+		return
+	}
+	self := d.t.Namespace + "/" + d.t.Name
+	switch holder := d.in.DepositHolder; holder {
+	case self:
+	case "":
+		d.hold = true
+		if d.in.Paused != "" {
+			d.out.Waiting = d.in.Paused // the binding is the recovery check's to rebuild first
+			return
+		}
+		d.out.BindDeposit = &logs[0]
+	default:
+		d.hold = true
+		d.mismatch = fmt.Sprintf("transaction %s already pays transfer %s", d.t.Spec.TxHash, holder[strings.Index(holder, "/")+1:])
+		if !d.mayFail() {
+			return
+		}
+		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
+		d.st.Failure.ProviderChecked = true
+		d.event(corev1.EventTypeWarning, string(payoutv1.FailureDepositMismatch), "%s", d.st.Failure.Message)
 	}
 }
 
@@ -432,10 +547,13 @@ func followProvider(d *decision) {
 	if stored == nil || p == nil || !Pending(d.t) {
 		return
 	}
+	if !p.Found && stored.State == payoutv1.PayoutAccepted {
+		d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
+	}
+	if d.in.Paused != "" && stored.State == payoutv1.PayoutRequested && (!p.Found || p.State == payoutv1.PayoutRequested) {
+		d.out.Waiting = d.in.Paused // the controller did not create (or fund) it
+	}
 	if !p.Found {
-		if stored.State == payoutv1.PayoutAccepted {
-			d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
-		}
 		return
 	}
 	cur := d.st.Payout
@@ -471,6 +589,7 @@ func followProvider(d *decision) {
 			msg = "no reason given"
 		}
 		d.fail(payoutv1.FailurePayoutRejected, "the bank rejected the payout: %s", truncate(msg, 400))
+		d.st.Failure.ProviderChecked = true // the provider's own word
 		d.event(corev1.EventTypeWarning, string(payoutv1.FailurePayoutRejected), "%s", d.st.Failure.Message)
 	}
 }

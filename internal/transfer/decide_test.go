@@ -76,7 +76,13 @@ func stored(t *payoutv1.Transfer, d Decision) *payoutv1.Transfer {
 func input(t *payoutv1.Transfer, now time.Time, mods ...func(*Input)) Input {
 	in := Input{Transfer: t, Now: now, ProviderName: "simbank", V2Address: v2Addr, Mailing: true,
 		Recipient: RecipientState{Known: true, ID: t.Spec.RecipientID},
-		Cursor:    ChainProgress{Known: true, Block: 5000, BlockTime: now.Add(-30 * time.Second)}}
+		Cursor:    ChainProgress{Known: true, Block: 5000, BlockTime: now.Add(-30 * time.Second)},
+		// the controller's second pass: asked by reference before a failure, the provider
+		// holds no payout (TestNoFailureWithoutTheProvider covers the first pass)
+		ProviderBefore: &ProviderPayout{Found: false},
+		// the controller's second pass: the v2 deposit log is bound to this transfer
+		// (TestV2DepositBinding covers the first)
+		DepositHolder: t.Namespace + "/" + t.Name}
 	for _, m := range mods {
 		m(&in)
 	}
@@ -866,5 +872,80 @@ func TestDecideIsPure(t *testing.T) {
 	}
 	if !statusEqual(&tr.Status, &before.Status) {
 		t.Error("the input transfer changed")
+	}
+}
+
+// TestNoFailureWithoutTheProvider: a transfer whose deposit was seen fails only once the provider,
+// asked by reference, holds no payout of it; a payout it holds (a status restored from before it)
+// is adopted, never made again and never failed; a transfer failed without asking (an older
+// version) is asked, and owes nothing once a payout is found.
+func TestNoFailureWithoutTheProvider(t *testing.T) {
+	notAsked := func(in *Input) { in.ProviderBefore = nil }
+	held := func(in *Input) {
+		in.ProviderBefore = &ProviderPayout{Found: true, State: payoutv1.PayoutCompleted, ProviderID: "po_7", TargetAmount: "21.56"}
+	}
+	half := deposit("12500000", payoutv1.TokenUSDC, 100, 0, at(time.Minute))
+	expired := at(25 * time.Hour)
+
+	d := Decide(input(v1(), expired, withDeposits(half), notAsked))
+	if d.Status.Failure != nil || !d.AskProvider {
+		t.Fatalf("a transfer whose deposit was seen does not fail before the provider is asked: %+v ask=%v", d.Status.Failure, d.AskProvider)
+	}
+	if d := Decide(input(v1(), expired, notAsked)); d.Status.Failure == nil || d.AskProvider {
+		t.Errorf("nothing arrived: it fails without asking the provider: %+v", d.Status.Failure)
+	}
+	d = Decide(input(v1(), expired, withDeposits(half)))
+	if d.Status.Failure == nil || !d.Status.Failure.ProviderChecked {
+		t.Fatalf("with the provider's answer it fails, and says it asked: %+v", d.Status.Failure)
+	}
+
+	d = Decide(input(v1(), expired, withDeposits(half), held))
+	if d.Status.Failure != nil || d.Status.Payout == nil || d.Status.Payout.ProviderID != "po_7" || d.Status.Phase != payoutv1.PhaseCompleted || !hasWarning(d, ReasonPayoutAdopted) {
+		t.Fatalf("the provider's payout is adopted, the transfer never fails: %+v", d.Status)
+	}
+
+	// a transfer failed by an older version without asking
+	old := v1(func(t *payoutv1.Transfer) { t.Status.Deposit = testgen.Deposit() }, testgen.Failed(payoutv1.FailureRecipientDeleted, "gone"))
+	if d := Decide(input(old, at(time.Hour), notAsked)); !d.AskProvider {
+		t.Error("an unchecked failure with a deposit asks the provider")
+	}
+	checked := Decide(input(old, at(time.Hour)))
+	if !checked.Status.Failure.ProviderChecked || len(OwedOf(stored(old, checked), nil, false)) != 1 {
+		t.Errorf("not found: the failure is checked and the deposit owed: %+v", checked.Status.Failure)
+	}
+	paid := Decide(input(old, at(time.Hour), held))
+	if paid.Status.Payout == nil || len(OwedOf(stored(old, paid), nil, false)) != 0 {
+		t.Errorf("found: the payout is recorded and the deposit owed to nobody: %+v", paid.Status.Payout)
+	}
+}
+
+// TestV2DepositBinding: before a v2 payout intent the deposit log is bound to the transfer (a
+// claim the controller makes); a log another transfer holds pays that one, and this one fails and
+// releases its hash.
+func TestV2DepositBinding(t *testing.T) {
+	right := tx(true, false, 3, sent(payoutv1.TokenUSDC, wallet, v2Addr, 25000000))
+	unbound := func(in *Input) { in.DepositHolder = "" }
+	d := Decide(input(v2(hashed), at(time.Hour), withTx(right), unbound))
+	if d.BindDeposit == nil || d.Status.Payout != nil || d.Status.Failure != nil {
+		t.Fatalf("the log is bound before the intent: bind %+v, payout %+v", d.BindDeposit, d.Status.Payout)
+	}
+	if want := (payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("ab", 32), LogIndex: 4}); *d.BindDeposit != want {
+		t.Errorf("bind %+v, want %+v", *d.BindDeposit, want)
+	}
+	if d := Decide(input(v2(hashed), at(time.Hour), withTx(right))); d.Status.Payout == nil || d.BindDeposit != nil {
+		t.Errorf("bound to this transfer: the intent is recorded: %+v", d.Status)
+	}
+	other := func(in *Input) { in.DepositHolder = "payout-other/0123456789abcdef0123ffff" }
+	d = Decide(input(v2(hashed), at(time.Hour), withTx(right), other))
+	if d.Status.Payout != nil || d.Status.Failure == nil || d.Status.Failure.Reason != payoutv1.FailureDepositMismatch ||
+		!strings.Contains(d.Status.Failure.Message, "already pays transfer 0123456789abcdef0123ffff") || !hasAction(d, ActReleaseHash, "") {
+		t.Fatalf("a log another transfer holds pays that one: %+v %+v", d.Status.Failure, d.Actions)
+	}
+	if got := SourceOfFunds(stored(v2(hashed), Decide(input(v2(hashed), at(time.Hour), withTx(right))))); got != "crypto deposit base 0x"+strings.Repeat("ab", 32)+":4" {
+		t.Errorf("source of funds %q", got)
+	}
+	refs, ok := ParseSourceOfFunds("crypto deposit base 0xAA:1 0xbb:2")
+	if !ok || len(refs) != 2 || refs[0].TxHash != "0xaa" || refs[1].LogIndex != 2 {
+		t.Errorf("parsed %+v %v", refs, ok)
 	}
 }

@@ -89,6 +89,18 @@ func fuzzInput(s *bytesource) Input {
 		}
 		in.Deposits = append(in.Deposits, dep)
 	}
+	switch s.pick(3) {
+	case 1:
+		in.DepositHolder = ""
+	case 2:
+		in.DepositHolder = "payout-other/0123456789abcdef0123ffff"
+	}
+	switch s.pick(3) {
+	case 1:
+		in.ProviderBefore = nil
+	case 2:
+		in.ProviderBefore = &ProviderPayout{Found: true, State: fuzzStates[s.pick(len(fuzzStates))], ProviderID: "po_8"}
+	}
 	if s.bool() {
 		in.ScreenSender = true
 		if s.bool() {
@@ -171,7 +183,8 @@ func FuzzDecide(f *testing.F) {
 		if now == payoutv1.PhaseRefunded && was != payoutv1.PhaseFailed && was != payoutv1.PhaseRefunded {
 			t.Fatalf("refunded from %s", was)
 		}
-		if before.Status.Payout == nil && d.Status.Payout != nil {
+		adopted := in.ProviderBefore != nil && in.ProviderBefore.Found // the provider's payout, recorded as a fact
+		if before.Status.Payout == nil && d.Status.Payout != nil && !adopted {
 			dep := d.Status.Deposit
 			switch {
 			case dep == nil || dep.ConfirmedAt == nil:
@@ -200,6 +213,12 @@ func FuzzDecide(f *testing.F) {
 			if a.Kind != ActReleaseHash && !ended {
 				t.Fatalf("action %+v before the end", a)
 			}
+		}
+		// a transfer whose deposit was seen fails (but by the provider's rejection) only once the
+		// provider, asked by reference, holds no payout of it
+		if f := d.Status.Failure; f != nil && before.Status.Failure == nil && f.Reason != payoutv1.FailurePayoutRejected && d.Status.Deposit != nil &&
+			(in.ProviderBefore == nil || in.ProviderBefore.Found) {
+			t.Fatalf("failed %s with its deposit seen, the provider's answer %+v", f.Reason, in.ProviderBefore)
 		}
 		// every deposit is credited, stray, or (v1, open, from the wallet) still adding up
 		if before.Spec.Method == payoutv1.TransferV1 {

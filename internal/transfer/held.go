@@ -30,8 +30,8 @@ const (
 // holds the claim on its v2 hash (OwedOf). The archiver and the account controller both ask it.
 func MoneyHeld(t *payoutv1.Transfer, deps []payoutv1.Deposit, refunds []payoutv1.Refund, hashHeld bool) Hold {
 	st := &t.Status
-	if st.Refund == nil && st.Failure != nil && st.Deposit != nil && st.Deposit.ConfirmedAt == nil && !Released(t) {
-		return HoldMoneyOwed // failed, and a deposit is on its way to depth: it will be owed
+	if DepositArriving(t) {
+		return HoldMoneyOwed // it will be owed
 	}
 	if h := owedHold(t, deps, refunds, hashHeld); h != "" {
 		return h
@@ -43,6 +43,13 @@ func MoneyHeld(t *payoutv1.Transfer, deps []payoutv1.Deposit, refunds []payoutv1
 		return HoldRefundInFlight
 	}
 	return ""
+}
+
+// DepositArriving reports whether t failed, unrefunded, while a deposit of its own is on its
+// way to depth: once confirmed it is owed.
+func DepositArriving(t *payoutv1.Transfer) bool {
+	st := &t.Status
+	return st.Refund == nil && st.Failure != nil && st.Deposit != nil && st.Deposit.ConfirmedAt == nil && !Released(t)
 }
 
 // owedHold says why money the transfer owes holds it: HoldMoneyOwed while an owed item has no

@@ -360,3 +360,26 @@ func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, in
 	r.header = h
 	return r, int64(head), nil
 }
+
+// BlockAtOrBefore is the newest block whose timestamp is at or before t (0 when t is before the
+// chain's first blocks): a binary search over headers, about log2(head) reads.
+func (c *Chain) BlockAtOrBefore(ctx context.Context, t time.Time) (int64, error) {
+	head, err := c.HeadNumber(ctx)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := int64(0), head
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		hs, err := c.headers(ctx, mid)
+		if err != nil {
+			return 0, err
+		}
+		if time.Unix(int64(hs[mid].Time), 0).After(t) {
+			hi = mid - 1
+		} else {
+			lo = mid
+		}
+	}
+	return lo, nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -172,4 +173,50 @@ func DecodeRaw(raw []byte) (*types.Transaction, error) {
 		return nil, err
 	}
 	return tx, nil
+}
+
+// Sent is a transfer of the wallet's token the wallet made, as its log on chain shows it.
+type Sent struct {
+	TxHash   string
+	LogIndex int64
+	Block    int64
+	Amount   *big.Int
+}
+
+// SentTo lists the transfers of the wallet's token from the wallet to `to` mined at or after
+// the block of time since: a Transfer log query filtered on both indexed addresses, in ranges of
+// the network's max block range. The refund controller reads it before it signs: a refund whose
+// record was lost (an etcd restore) may have been sent already.
+func (w *Wallet) SentTo(ctx context.Context, to string, since time.Time) ([]Sent, error) {
+	if !common.IsHexAddress(to) {
+		return nil, fmt.Errorf("%q is not an EVM address", to)
+	}
+	from, err := w.chain.BlockAtOrBefore(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	head, err := w.chain.HeadNumber(ctx)
+	if err != nil {
+		return nil, err
+	}
+	step := max(w.chain.Config.MaxBlockRange, 1)
+	topics := []any{TransferTopic, common.BytesToHash(w.address.Bytes()), common.BytesToHash(common.HexToAddress(to).Bytes())}
+	var out []Sent
+	for a := from; a <= head; a += step {
+		b := min(a+step-1, head)
+		var logs []Log
+		filter := map[string]any{"fromBlock": hexutil.Uint64(a), "toBlock": hexutil.Uint64(b), "address": w.contract, "topics": topics}
+		if err := w.chain.Client.Call(ctx, &logs, "eth_getLogs", filter); err != nil {
+			return nil, fmt.Errorf("eth_getLogs(%d..%d): %w", a, b, err)
+		}
+		for i := range logs {
+			l := &logs[i]
+			_, _, amount, ok := l.transfer()
+			if !ok || l.Removed {
+				continue
+			}
+			out = append(out, Sent{TxHash: strings.ToLower(l.TxHash.Hex()), LogIndex: int64(l.LogIndex), Block: int64(l.BlockNumber), Amount: amount})
+		}
+	}
+	return out, nil
 }

@@ -54,6 +54,8 @@ type Wallet interface {
 	// Receipt is what the chain says of the transaction: with the network's depth, as the
 	// confirmations it requires now (ReceiptOf reads it).
 	Receipt(ctx context.Context, hash string) (*chain.TxObservation, error)
+	// SentTo lists the transfers of the wallet's token the wallet made to `to` since a time.
+	SentTo(ctx context.Context, to string, since time.Time) ([]evm.Sent, error)
 }
 
 var _ Wallet = (*evm.Wallet)(nil)
@@ -168,6 +170,44 @@ func sameDeposit(a, b *payoutv1.DepositRef) bool {
 		return a == b
 	}
 	return a.Network == b.Network && strings.EqualFold(a.TxHash, b.TxHash) && a.LogIndex == b.LogIndex
+}
+
+// Adopt looks for the refund among the wallet's transfers to its destination (sent): a refund
+// restored from a snapshot taken before it was sent, or whose record was lost, is found on chain
+// instead of being sent again. The first transfer of the refund's amount whose transaction no
+// other refund records (taken) is adopted: the refund goes to Broadcast with that transaction and
+// no signed bytes of its own, and is followed to depth like any other. ok is false when none
+// matches.
+func Adopt(st payoutv1.RefundStatus, sent []evm.Sent, taken map[string]bool) (payoutv1.RefundStatus, bool) {
+	want, ok := new(big.Int).SetString(st.Amount, 10)
+	if !ok {
+		return st, false
+	}
+	for _, s := range sent {
+		if s.Amount == nil || s.Amount.Cmp(want) != 0 || taken[strings.ToLower(s.TxHash)] {
+			continue
+		}
+		st.State, st.TxHash, st.SignedTx, st.Nonce = payoutv1.RefundBroadcast, strings.ToLower(s.TxHash), "", nil
+		st.BlockNumber, st.Confirmations = s.Block, 0
+		st.Message = fmt.Sprintf("the refund wallet already sent %s base units to %s in %s (block %d), which no refund recorded: adopted, not sent again",
+			st.Amount, st.To, st.TxHash, s.Block)
+		return st, true
+	}
+	return st, false
+}
+
+// Adopted reports whether the refund follows a transaction found on chain rather than one it
+// signed (it has no bytes to broadcast again).
+func Adopted(st payoutv1.RefundStatus) bool { return st.SignedTx == "" && st.TxHash != "" }
+
+// Lost is the status of an adopted refund whose transaction is no longer on chain (a reorg took
+// it): Pending again, looked for and signed afresh.
+func Lost(st payoutv1.RefundStatus) payoutv1.RefundStatus {
+	msg := fmt.Sprintf("the adopted transaction %s is no longer on chain; the refund is sent again", st.TxHash)
+	st = payoutv1.RefundStatus{State: payoutv1.RefundPending, Network: st.Network, Token: st.Token, To: st.To, Amount: st.Amount, From: st.From,
+		Conditions: st.Conditions, ObservedGeneration: st.ObservedGeneration}
+	st.Message = msg
+	return st
 }
 
 // Held is the status of a refund whose destination failed wallet screening: nothing is sent.
