@@ -237,7 +237,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("an account namespace is deleted only once its account released it", func(t *testing.T) {
+	t.Run("an account namespace is deleted only once its account released it, payout-orphaned never", func(t *testing.T) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-guarded", Labels: map[string]string{tenancy.AccountLabel: "guarded"}}}
 		if err := c.Create(ctx, ns); err != nil {
 			t.Fatal(err)
@@ -259,6 +259,14 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		}
 		if err := c.Delete(ctx, ns); err != nil {
 			t.Errorf("a released namespace: %v", err)
+		}
+		// the deposits of deleted accounts and their refunds: never, released or not
+		orphans := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace, Labels: map[string]string{tenancy.ReleasedLabel: "true"}}}
+		if err := c.Create(ctx, orphans); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, orphans, client.DryRunAll); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "holds the deposits that arrived for deleted accounts") {
+			t.Errorf("deleting %s: %v", payoutv1.OrphanNamespace, err)
 		}
 	})
 
