@@ -63,6 +63,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -166,6 +168,12 @@ type Token struct {
 	// PlatformAddress is the fixed v2 deposit address for this token on this network; empty
 	// when v2 transfers are not offered for it.
 	PlatformAddress string `json:"platformAddress,omitempty"`
+	// CodeHash, when set, is the keccak256 hash of the contract's runtime code (what eth_getCode
+	// answers), 0x and 64 hex digits: checked before anything is credited, beside decimals(), so
+	// that an address that is not the expected contract credits nothing. For a proxy (USDC's
+	// FiatTokenProxy) it is the proxy's own code, which an upgrade of the implementation behind
+	// it does not change. EVM and Tron only.
+	CodeHash string `json:"codeHash,omitempty"`
 }
 
 // Refund is the platform wallet refunds are sent from.
@@ -407,6 +415,10 @@ func (c *Config) Validate() error {
 			if err := checkURL(u); err != nil {
 				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "%s", err)
 			}
+			if j := slices.Index(n.RPC, u); j < i {
+				// a second opinion must come from another endpoint (cross-checks, docs/chains.md)
+				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "the same endpoint as rpc[%d]", j)
+			}
 		}
 		switch {
 		case d.Kind == KindEVM && n.ChainID <= 0:
@@ -437,6 +449,13 @@ func (c *Config) Validate() error {
 			}
 			if t.PlatformAddress != "" && !check(t.PlatformAddress) {
 				bad(tp+".platformAddress", "%q is not %s", t.PlatformAddress, what)
+			}
+			switch {
+			case t.CodeHash == "":
+			case d.Kind == KindSolana:
+				bad(tp+".codeHash", "solana mints have no code hash; only EVM and Tron contracts do")
+			case !codeHash.MatchString(t.CodeHash):
+				bad(tp+".codeHash", "%q is not a keccak256 hash (0x and 64 hex digits)", t.CodeHash)
 			}
 		}
 		if d.Kind != KindSolana && n.Confirmations < 0 && !n.Confirmations.IsFinalized() {
@@ -482,6 +501,9 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// codeHash is the form of a token's codeHash.
+var codeHash = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
 // addressCheck is the address format of a kind's contracts and platform addresses, and its name
 // for messages.
