@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
@@ -16,13 +18,7 @@ import (
 // scans again are the cursor's status.gap and payout_chain_gap_blocks, which stay while the node
 // cannot serve them, with a Gap event, and go once they are scanned.
 func TestDeletedCursorRestartsFromTheOldestTransfer(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
-	deleteCursor(t, payoutv1.NetworkBase)
-	ns := namespace(t)
-	id := newID()
-	addr := transfer(t, ns, id, payoutv1.NetworkBase)
+	set, c, ns, id, addr := baseWithTransfer(t)
 	node := chaintest.NewRPCProxy(t, c.RPCURL)
 	cfg := configOf(c, 2)
 	cfg.Networks[payoutv1.NetworkBase].RPC = []string{node.URL}
@@ -59,12 +55,7 @@ func TestDeletedCursorRestartsFromTheOldestTransfer(t *testing.T) {
 // past the deposit for good), reports the disagreement (cursor message, EndpointsDisagree event,
 // payout_chain_crosschecks_total{result="disagreed"}), and records the deposit once both agree.
 func TestDroppedLogsAreNotBelievedWithTwoEndpoints(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
-	deleteCursor(t, payoutv1.NetworkBase)
-	ns := namespace(t)
-	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
+	set, c, ns, _, addr := baseWithTransfer(t)
 	first, second := chaintest.NewRPCProxy(t, c.RPCURL), chaintest.NewRPCProxy(t, c.RPCURL)
 	cfg := configOf(c, 2)
 	cfg.Networks[payoutv1.NetworkBase].RPC = []string{first.URL, second.URL}
@@ -98,13 +89,8 @@ func TestDroppedLogsAreNotBelievedWithTwoEndpoints(t *testing.T) {
 // units of it to a deposit address (25 millionths of a millionth of a token) is not credited
 // (before, it was recorded as 25 USD).
 func TestTokenOf18DecimalsCreditsNothing(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
+	set, c, ns, _, addr := baseWithTransfer(t)
 	wide := chaintest.WideToken(t, c)
-	deleteCursor(t, payoutv1.NetworkBase)
-	ns := namespace(t)
-	addr := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	cfg := configOf(c, 1)
 	cfg.Networks[payoutv1.NetworkBase].Tokens[payoutv1.TokenUSDC].Contract = wide.Hex()
 	startOperator(t, cfg)
@@ -127,4 +113,18 @@ func TestTokenOf18DecimalsCreditsNothing(t *testing.T) {
 	if got := depositsOf(t, ns); len(got) != 0 || st.Synced || st.BlockHash != "" {
 		t.Fatalf("after a second: %d deposits, cursor %+v", len(got), st)
 	}
+}
+
+// baseWithTransfer starts a base dev chain mined by hand (ManualMining), deletes base's cursor,
+// and creates a v1 transfer in a fresh namespace; it returns the chains, base, the namespace,
+// the transfer's id and its deposit address.
+func baseWithTransfer(t *testing.T) (*devchain.Set, *devchain.Chain, string, string, common.Address) {
+	t.Helper()
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	chaintest.ManualMining(t, c)
+	deleteCursor(t, payoutv1.NetworkBase)
+	ns := namespace(t)
+	id := newID()
+	return set, c, ns, id, transfer(t, ns, id, payoutv1.NetworkBase)
 }
