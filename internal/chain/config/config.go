@@ -38,7 +38,15 @@
 // RPC URLs are https or wss; plain http and ws only to a loopback node (127.0.0.0/8, ::1,
 // localhost), as a node's answers decide which deposits count and must not cross a network in
 // clear. A node whose head stops advancing (stallAfter) while another endpoint's moves is failed
-// over, as is one that lags a stall window behind another (package rpcfailover).
+// over, as is one that lags a stall window behind another (package rpcfailover). With two or
+// more endpoints, what credits money is asked again of a second one (package evm, crosscheck.go);
+// an endpoint is listed once.
+//
+// # Tokens
+//
+// On EVM networks and Tron every token contract must answer decimals() with 6, and, when the
+// optional codeHash is given, have that runtime code (keccak256 of eth_getCode): checked once
+// before anything is credited or refunded on the network (evm.Chain.CheckTokens).
 //
 // For example:
 //
@@ -148,8 +156,9 @@ type Network struct {
 	// HeartbeatInterval bounds how often the watcher writes its cursor when nothing else
 	// changed. Default 5s.
 	HeartbeatInterval metav1.Duration `json:"heartbeatInterval,omitempty"`
-	// StartBlock is the first block a fresh cursor scans; unset means the head when the watcher
-	// first starts (deposits made before are not looked for).
+	// StartBlock is where a cursor that starts afresh (new, deleted, or taken on another chain)
+	// begins at the latest: the watcher starts at the earlier of it and the block of the oldest
+	// transfer it watches; with neither (no transfer yet), at the head.
 	StartBlock *int64 `json:"startBlock,omitempty"`
 	// MaxBlockRange is the largest block range of one log query. Default 1000.
 	MaxBlockRange int64 `json:"maxBlockRange,omitempty"`
@@ -471,7 +480,7 @@ func (c *Config) Validate() error {
 			bad(p+".heartbeatInterval", "%s: must be positive", n.HeartbeatInterval.Duration)
 		}
 		if d.Kind != KindSolana && n.StartBlock != nil && *n.StartBlock < 1 {
-			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the head)", *n.StartBlock)
+			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the oldest watched transfer's block, or the head)", *n.StartBlock)
 		}
 		if d.Kind != KindSolana && n.MaxBlockRange < 0 {
 			bad(p+".maxBlockRange", "%d: must be at least 1", n.MaxBlockRange)

@@ -43,7 +43,7 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&f.confirmations, "chain-confirmations", "DEPTH or NETWORK=DEPTH: confirmation depth, a number of confirmations or finalized (the node's finalized block), of every configured EVM and Tron network or of one (repeatable; default per network: docs/chains.md; solana's depth is --chain-commitment)")
 	fs.Var(&f.commitment, "chain-commitment", "solana=confirmed|finalized: the commitment a Solana v2 transaction must reach (default finalized)")
 	fs.Var(&f.genesis, "chain-genesis-hash", "solana=HASH: the genesis hash every Solana endpoint must report (getGenesisHash)")
-	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: first block a fresh cursor of the network scans (default: the head)")
+	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: where a cursor of the network that starts afresh begins at the latest (default: the block of the oldest watched transfer, else the head)")
 	fs.DurationVar(&f.pollInterval, "chain-poll-interval", 0, "head poll interval of every network (default: the file's, else 2s)")
 	fs.DurationVar(&f.stallAfter, "chain-stall-after", 0, "how long a node's head may stay still before another endpoint's head is read and the node failed over when that one is ahead, on every network (default: the file's, else the longer of 30s and 15 poll intervals)")
 	fs.StringVar(&f.refundKeyFile, "refund-key-file", "", "file holding the hex private key of the Base refund wallet")

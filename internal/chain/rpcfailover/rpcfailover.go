@@ -6,6 +6,9 @@
 // before its first use and again after each failure, and a failing endpoint is skipped for 1s,
 // then 2s, 4s, ... up to 30s.
 //
+// DoOther asks an endpoint other than a given one (a second opinion on what that one answered),
+// without changing the endpoint in use: package evm cross-checks what credits money with it.
+//
 // It knows nothing of the RPC protocol: the client of one endpoint (the type parameter C), how to
 // dial, verify and close one, and which errors are an endpoint's failure rather than the node's
 // answer are the caller's.
