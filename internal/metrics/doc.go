@@ -19,6 +19,8 @@
 //	payout_chain_head_lag_blocks{network}                 gauge: head minus scanned (the confirmation depth plus any backlog)
 //	payout_chain_detection_lag_seconds{network}           gauge: block time to recording, of the latest deposit recorded (DepositDetected)
 //	payout_chain_deposits_total{network}                  counter: deposits recorded by the watcher
+//	payout_chain_gap_blocks{network}                      gauge: blocks to scan again after the watcher lost its place, not scanned yet (ChainGap)
+//	payout_chain_crosschecks_total{network,result}        counter: answers that credit money asked again of a second RPC endpoint (ChainCrossCheck)
 //	payout_provider_requests_total{operation,outcome}     counter: calls to the fiat payout provider (ProviderCall, InstrumentProvider)
 //	payout_provider_request_duration_seconds{operation}   histogram: their latency
 //	payout_facade_requests_total{route,method,code}       counter: REST facade requests, by route template (FacadeRequest)
@@ -41,4 +43,5 @@
 //	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures";
 //	           for the limit store's errors: "per-key" or "auth-failures"
 //	reason     missing, malformed, invalid
+//	result     agreed, disagreed, unchecked
 package metrics

@@ -16,6 +16,8 @@ const (
 	ChainHeadLagName           = "payout_chain_head_lag_blocks"
 	ChainDetectionLagName      = "payout_chain_detection_lag_seconds"
 	ChainDepositsName          = "payout_chain_deposits_total"
+	ChainGapName               = "payout_chain_gap_blocks"
+	ChainCrossChecksName       = "payout_chain_crosschecks_total"
 	ProviderRequestsName       = "payout_provider_requests_total"
 	ProviderDurationName       = "payout_provider_request_duration_seconds"
 	FacadeRequestsName         = "payout_facade_requests_total"
@@ -55,6 +57,8 @@ var Catalog = []Metric{
 	{ChainHeadLagName, Gauge, []string{"network"}, "Blocks between the head and the newest scanned block: the confirmation depth plus any backlog."},
 	{ChainDetectionLagName, Gauge, []string{"network"}, "Seconds from the block time of the latest recorded deposit to its recording."},
 	{ChainDepositsName, Counter, []string{"network"}, "Deposits recorded by the deposit watcher."},
+	{ChainGapName, Gauge, []string{"network"}, "Blocks the deposit watcher must scan again after it lost its place (cursor deleted, chain id or genesis changed) and has not scanned yet; 0 when none."},
+	{ChainCrossChecksName, Counter, []string{"network", "result"}, "Answers that credit money (a scanned range, a receipt at depth) asked again of a second RPC endpoint: agreed, disagreed (nothing credited) or unchecked (no other endpoint could be asked)."},
 	{ProviderRequestsName, Counter, []string{"operation", "outcome"}, "Calls to the fiat payout provider, by operation and outcome."},
 	{ProviderDurationName, Histogram, []string{"operation"}, "Latency of calls to the fiat payout provider in seconds."},
 	{FacadeRequestsName, Counter, []string{"route", "method", "code"}, "REST facade requests by route template, method and status code."},
@@ -119,6 +123,8 @@ var (
 	chainHeadLag           = newGaugeVec(ChainHeadLagName)
 	chainDetectionLag      = newGaugeVec(ChainDetectionLagName)
 	chainDeposits          = newCounterVec(ChainDepositsName)
+	chainGap               = newGaugeVec(ChainGapName)
+	chainCrossChecks       = newCounterVec(ChainCrossChecksName)
 	providerRequests       = newCounterVec(ProviderRequestsName)
 	providerDuration       = newHistogramVec(ProviderDurationName, providerBuckets)
 	facadeRequests         = newCounterVec(FacadeRequestsName)
@@ -134,7 +140,7 @@ var (
 func init() {
 	ctrlmetrics.Registry.MustRegister(
 		transfers, transferTransitions, transferStatusDuration,
-		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits,
+		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits, chainGap, chainCrossChecks,
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors,

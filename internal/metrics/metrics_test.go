@@ -36,6 +36,8 @@ func TestCatalogIsRegistered(t *testing.T) {
 	metrics.ProviderCall(metrics.OpFind, nil, time.Millisecond)
 	metrics.ChainHead(payoutv1.NetworkBase, 10, 8)
 	metrics.DepositDetected(payoutv1.NetworkBase, time.Now(), time.Now())
+	metrics.ChainGap(payoutv1.NetworkBase, 0)
+	metrics.ChainCrossCheck(payoutv1.NetworkBase, metrics.CrossCheckAgreed)
 	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
 	s := metricstest.MustGather(t)
 	for _, m := range metrics.Catalog {
@@ -137,8 +139,10 @@ func TestLabelsStayBounded(t *testing.T) {
 	metrics.FacadeRequest("/api/payouts/transfer/0123456789abcdef01234567", "BREW", 418, time.Millisecond)
 	metrics.RateLimited("whatever")
 	metrics.AuthFailure("because")
+	metrics.ChainCrossCheck("mars", "maybe")
 	s := metricstest.MustGather(t)
 	for name, want := range map[string]string{
+		metrics.ChainCrossChecksName:    "network=other,result=other",
 		metrics.TransferTransitionsName: "from=other,to=other",
 		metrics.ChainHeadBlockName:      "network=other",
 		metrics.ProviderRequestsName:    "operation=other,outcome=transient",
@@ -216,6 +220,23 @@ func TestChain(t *testing.T) {
 	}
 	if d := moved(s0, s1, metrics.ChainDepositsName, "network", "polygon"); d != 1 {
 		t.Errorf("deposits moved by %v", d)
+	}
+
+	// a gap counts what is left of it, never below 0
+	for _, c := range []struct{ remaining, want int64 }{{1500, 1500}, {12, 12}, {-3, 0}} {
+		metrics.ChainGap(payoutv1.NetworkPolygon, c.remaining)
+		if got := metricstest.MustGather(t).Sum(metrics.ChainGapName, "network", "polygon"); got != float64(c.want) {
+			t.Errorf("gap of %d blocks left reads %v", c.remaining, got)
+		}
+	}
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckDisagreed)
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckAgreed)
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckAgreed)
+	s2 := metricstest.MustGather(t)
+	for result, want := range map[string]float64{metrics.CrossCheckAgreed: 2, metrics.CrossCheckDisagreed: 1, metrics.CrossCheckUnchecked: 0} {
+		if d := moved(s1, s2, metrics.ChainCrossChecksName, "network", "polygon", "result", result); d != want {
+			t.Errorf("cross-checks %s moved by %v, want %v", result, d, want)
+		}
 	}
 }
 
