@@ -408,7 +408,7 @@ func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Trans
 	if stored.Provider != "" && stored.Provider != r.Provider.Name() {
 		return nil, reconcile.TerminalError(fmt.Errorf("the payout intent names provider %q but this deployment pays through %q", stored.Provider, r.Provider.Name()))
 	}
-	p, err := r.Provider.Find(ctx, stored.Reference)
+	p, err := r.Provider.Find(ctx, stored.Reference, t.CreationTimestamp.Time)
 	if err != nil {
 		return nil, fmt.Errorf("asking the provider about payout %s: %w", stored.Reference, err)
 	}

@@ -164,8 +164,9 @@ func contains(list []string, v string) bool {
 // fakeProvider is a test double of a payout provider: it answers from fixed values.
 type fakeProvider struct{ err error }
 
-func (fakeProvider) Name() string { return "fake" }
-func (p fakeProvider) Find(context.Context, string) (*fiat.Payout, error) {
+func (fakeProvider) Name() string                { return "fake" }
+func (fakeProvider) ReturnWindow() time.Duration { return time.Hour }
+func (p fakeProvider) Find(context.Context, string, time.Time) (*fiat.Payout, error) {
 	return nil, p.err
 }
 func (p fakeProvider) Create(context.Context, fiat.PayoutRequest) (*fiat.Payout, error) {
@@ -180,7 +181,7 @@ func TestInstrumentProvider(t *testing.T) {
 	if ok.Name() != "fake" {
 		t.Errorf("Name = %q", ok.Name())
 	}
-	_, _ = ok.Find(ctx, "ref")
+	_, _ = ok.Find(ctx, "ref", time.Time{})
 	_, _ = ok.Create(ctx, fiat.PayoutRequest{})
 	refused := metrics.InstrumentProvider(fakeProvider{err: fiat.Errorf(fiat.Permanent, "no")})
 	if _, err := refused.Create(ctx, fiat.PayoutRequest{}); !fiat.IsPermanent(err) {
