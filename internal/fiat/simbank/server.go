@@ -43,6 +43,9 @@ type Options struct {
 	Faults Faults
 	// Logf reports internal failures (a journal write); default log.Printf.
 	Logf func(format string, args ...any)
+	// Now is the bank's clock; default time.Now. A test moves a clock of its own on instead of
+	// waiting for a payout to settle or come back.
+	Now func() time.Time
 }
 
 // DefaultSettleAfter is the settlement time of a funded payout unless Options say otherwise.
@@ -86,6 +89,9 @@ func Start(o Options) (*Server, error) {
 	if o.Logf == nil {
 		o.Logf = log.Printf
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.Rates == nil {
 		snap, err := pricing.NewSnapshot()
 		if err != nil {
@@ -94,7 +100,7 @@ func Start(o Options) (*Server, error) {
 		o.Rates = snap
 	}
 	b := newBank()
-	b.settle, b.returnAfter, b.quoteTTL, b.rates, b.now, b.logf = o.SettleAfter, o.ReturnAfter, o.QuoteTTL, o.Rates, time.Now, o.Logf
+	b.settle, b.returnAfter, b.quoteTTL, b.rates, b.now, b.logf = o.SettleAfter, o.ReturnAfter, o.QuoteTTL, o.Rates, o.Now, o.Logf
 	b.keyFilter = !o.IgnoreKeyFilter
 	if o.Dir != "" {
 		j, err := openJournal(o.Dir, b.apply)

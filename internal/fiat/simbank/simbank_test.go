@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // These tests speak raw HTTP to the bank; the wise package tests the client against it.
@@ -444,18 +445,6 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// eventually polls cond every 10 ms until it holds, failing the test after within.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // list reads GET /v1/transfers?query and returns the ids and customerTransactionIds, in order.
 func list(t testing.TB, s *Server, query string) (ids, keys []string) {
 	t.Helper()
@@ -487,17 +476,27 @@ func list(t testing.TB, s *Server, query string) (ids, keys []string) {
 // recorded as sent and returned across a restart.
 func TestReturnAfterSent(t *testing.T) {
 	dir := t.TempDir()
-	s := startBank(t, Options{Dir: dir, SettleAfter: 100 * time.Millisecond, ReturnAfter: 300 * time.Millisecond})
+	clk := clocktesting.NewFakeClock(time.Now())
+	o := Options{Dir: dir, SettleAfter: time.Second, ReturnAfter: time.Hour, Now: clk.Now}
+	s := startBank(t, o)
 	id := payout(t, s, ReturnName, "back")
-	eventually(t, time.Second, "sent", func() bool {
-		return mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)["status"] == StatusOutgoingPaymentSent
-	})
+	status := func() any { return mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)["status"] }
+	clk.Step(time.Second)
+	if got := status(); got != StatusOutgoingPaymentSent {
+		t.Fatalf("settled: %v", got)
+	}
+	clk.Step(time.Hour - time.Millisecond)
 	if e, _ := s.Find("back"); !e.Sent() || e.Returned() || e.FailureReason != "" {
 		t.Fatalf("sent, not returned yet: %+v", e)
 	}
-	eventually(t, 2*time.Second, "returned", func() bool {
-		return mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)["status"] == StatusFundsRefunded
-	})
+	clk.Step(time.Millisecond)
+	if got := status(); got != StatusBouncedBack {
+		t.Fatalf("ReturnAfter after it was sent: %v", got)
+	}
+	clk.Step(time.Second)
+	if got := status(); got != StatusFundsRefunded {
+		t.Fatalf("then cancelled and refunded: %v", got)
+	}
 	e, _ := s.Find("back")
 	var path []string
 	for _, h := range e.History {
@@ -506,7 +505,7 @@ func TestReturnAfterSent(t *testing.T) {
 	if want := "incoming_payment_waiting,processing,funds_converted,outgoing_payment_sent,bounced_back,cancelled,funds_refunded"; strings.Join(path, ",") != want {
 		t.Errorf("path %v, want %s", path, want)
 	}
-	if !e.Sent() || !e.Returned() || e.FailureReason == "" || e.ReturnedAt.Sub(*e.SentAt) < 300*time.Millisecond {
+	if !e.Sent() || !e.Returned() || e.FailureReason == "" || e.ReturnedAt.Sub(*e.SentAt) != time.Hour {
 		t.Errorf("returned payout: %+v", e)
 	}
 	out := mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)
@@ -514,7 +513,7 @@ func TestReturnAfterSent(t *testing.T) {
 		t.Errorf("the transfer says why it came back: %v", out)
 	}
 	s.Close()
-	s2 := startBank(t, Options{Dir: dir})
+	s2 := startBank(t, o)
 	if e, _ := s2.Find("back"); !e.Returned() || e.Status != StatusFundsRefunded {
 		t.Errorf("after a restart: %+v", e)
 	}

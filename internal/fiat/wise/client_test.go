@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
@@ -287,7 +288,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // TestReturnedAfterCompleted: a payout the recipient's bank returns after it was sent reads
 // Completed, then Accepted while it bounces, then Rejected with the bank's reason.
 func TestReturnedAfterCompleted(t *testing.T) {
-	s := startBank(t, simbank.Options{ReturnAfter: 300 * time.Millisecond})
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := startBank(t, simbank.Options{SettleAfter: time.Second, ReturnAfter: time.Hour, Now: clk.Now})
 	c := newClient(t, s.URL())
 	if c.ReturnWindow() != wise.DefaultReturnWindow {
 		t.Errorf("ReturnWindow() = %s, want the default %s", c.ReturnWindow(), wise.DefaultReturnWindow)
@@ -296,21 +298,22 @@ func TestReturnedAfterCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[fiat.State]bool{}
-	deadline := time.Now().Add(3 * time.Second)
-	var last *fiat.Payout
-	for time.Now().Before(deadline) {
-		if last, err = c.Get(context.Background(), p.ProviderID); err != nil {
-			t.Fatal(err)
+	for _, step := range []struct {
+		after time.Duration
+		want  fiat.State
+	}{
+		{time.Second, fiat.StateCompleted},
+		{time.Hour, fiat.StateAccepted}, // bounced_back: the provider may send it again
+		{time.Second, fiat.StateRejected},
+	} {
+		clk.Step(step.after)
+		got, err := c.Get(context.Background(), p.ProviderID)
+		if err != nil || got.State != step.want {
+			t.Fatalf("%s on: %+v, %v; want %s", step.after, got, err, step.want)
 		}
-		seen[last.State] = true
-		if last.State == fiat.StateRejected {
-			break
+		if got.State == fiat.StateRejected && !strings.Contains(got.Message, "returned the payment after it was sent") {
+			t.Errorf("the bank's reason: %q", got.Message)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !seen[fiat.StateCompleted] || last.State != fiat.StateRejected || !strings.Contains(last.Message, "returned the payment after it was sent") {
-		t.Fatalf("states seen %v, last %+v", seen, last)
 	}
 }
 
