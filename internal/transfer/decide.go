@@ -493,11 +493,11 @@ func rank(s payoutv1.PayoutState) int {
 }
 
 // recordRefunds records refunds whose transactions are at depth. The refund of the transfer's
-// deposit makes a failed transfer read refunded: only a transfer already stored as failed, or
-// whose completed payout was returned, and whose deposit arrived, can be refunded (the refund
+// deposit makes a failed transfer read refunded: only a transfer already stored as failed (or
+// whose completed payout was returned), whose deposit arrived, can be refunded (the refund
 // controller refuses the others), so refunded is reached from failed and from nothing else (a
-// returned payout's transfer stays completed: Phase). A refund of a stray deposit is listed with the stray and
-// changes no status.
+// returned payout's transfer stays completed: Phase). A refund of a stray deposit is listed with
+// the stray and changes no status.
 func recordRefunds(d *decision) {
 	if rf := d.in.Refund; rf != nil && rf.Status.State == payoutv1.RefundConfirmed && d.st.Refund == nil &&
 		OwesDeposit(d.t) && d.confirmedDeposit() != nil {
