@@ -12,6 +12,8 @@
 //
 //	payout_transfers{status}                              gauge: transfers by status, counted in the informer cache at scrape time (CountTransfers)
 //	payout_transfers_awaiting_chain{network}              gauge: v1 transfers past their expiry that wait for the watcher to pass it (CountTransfers)
+//	payout_transfers_needing_attention{reason}            gauge: transfers whose payout the provider lost or the recipient's bank returned, unsettled (CountTransfers)
+//	payout_transfer_oldest_in_status_seconds{status}      gauge: time the longest-waiting transfer has been in each status that is not an end (CountTransfers)
 //	payout_transfer_transitions_total{from,to}            counter: status changes written by the transfer controller (TransferStatusChanged)
 //	payout_transfer_status_duration_seconds{status}       histogram: time a transfer spent in a status, observed when it leaves it
 //	payout_chain_head_block{network}                      gauge: the newest block the deposit watcher saw (ChainHead)
@@ -34,6 +36,7 @@
 // Label values:
 //
 //	status     a transfer phase (ready_to_process ... refunded), or "none" before the first status
+//	reason     (needing attention) payout_lost, payout_returned
 //	network    arbitrum, avalanche, base, ethereum, polygon, solana, tron
 //	operation  find, create, get (the methods of fiat.Provider)
 //	outcome    success, transient, permanent, inconsistent
@@ -42,6 +45,6 @@
 //	code       the HTTP status code
 //	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures";
 //	           for the limit store's errors: "per-key" or "auth-failures"
-//	reason     missing, malformed, invalid
+//	reason     (auth failures) missing, malformed, invalid
 //	result     agreed, disagreed, unchecked
 package metrics

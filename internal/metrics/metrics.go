@@ -9,6 +9,8 @@ import (
 const (
 	TransfersName              = "payout_transfers"
 	TransfersAwaitingChainName = "payout_transfers_awaiting_chain"
+	TransfersAttentionName     = "payout_transfers_needing_attention"
+	OldestInStatusName         = "payout_transfer_oldest_in_status_seconds"
 	TransferTransitionsName    = "payout_transfer_transitions_total"
 	TransferStatusDurationName = "payout_transfer_status_duration_seconds"
 	ChainHeadBlockName         = "payout_chain_head_block"
@@ -50,6 +52,8 @@ type Metric struct {
 var Catalog = []Metric{
 	{TransfersName, Gauge, []string{"status"}, "Transfers by status, counted in the informer cache at scrape time."},
 	{TransfersAwaitingChainName, Gauge, []string{"network"}, "v1 transfers past their expiry on the clock, without their deposit, that wait for the network's watcher to scan past the expiry before they may fail (a lagging watcher or node)."},
+	{TransfersAttentionName, Gauge, []string{"reason"}, "Transfers whose payout needs a person: payout_lost (the provider no longer knows a payout it accepted), payout_returned (the recipient's bank returned a completed payout whose deposit is not refunded yet)."},
+	{OldestInStatusName, Gauge, []string{"status"}, "Seconds the longest-waiting transfer has been in each status that is not an end, at scrape time; 0 when none is in it."},
 	{TransferTransitionsName, Counter, []string{"from", "to"}, "Transfer status changes written by the transfer controller."},
 	{TransferStatusDurationName, Histogram, []string{"status"}, "Seconds a transfer spent in a status, observed when it left it."},
 	{ChainHeadBlockName, Gauge, []string{"network"}, "Newest block number the deposit watcher read from the network."},
@@ -133,7 +137,7 @@ var (
 	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
 	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
 	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
-	transfers              = &transferCounter{desc: newDesc(TransfersName), awaitingChain: newDesc(TransfersAwaitingChainName)}
+	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 )
 
