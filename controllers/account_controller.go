@@ -178,7 +178,7 @@ func (r *PayoutAccountReconciler) contents(ctx context.Context, ns string) (tena
 			return tenancy.Contents{}, err
 		}
 	}
-	c := tenancy.Contents{Transfers: transfers.Items, Deposits: deps.Items, Refunds: refunds.Items, HashHeld: map[string]bool{}}
+	c := tenancy.Contents{Transfers: transfers.Items, Deposits: deps.Items, Refunds: refunds.Items, HashHeld: map[string]bool{}, Now: r.now()}
 	for i := range transfers.Items {
 		t := &transfers.Items[i]
 		if !transfer.Released(t) {

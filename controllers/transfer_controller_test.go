@@ -34,7 +34,18 @@ const bankToken = "test-bank-token"
 // startBank starts a simulated bank for one test and a Wise-style client of it.
 func startBank(faults simbank.Faults) (*simbank.Server, fiat.Provider) {
 	GinkgoHelper()
-	bank, err := simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: GinkgoT().TempDir(), SettleAfter: 200 * time.Millisecond, Token: bankToken, Faults: faults})
+	return startBankWith(simbank.Options{Faults: faults})
+}
+
+// startBankWith starts a simulated bank with o (settling in 200 ms unless o says otherwise) and
+// a Wise-style client of it.
+func startBankWith(o simbank.Options) (*simbank.Server, fiat.Provider) {
+	GinkgoHelper()
+	o.Addr, o.Dir, o.Token = "127.0.0.1:0", GinkgoT().TempDir(), bankToken
+	if o.SettleAfter == 0 {
+		o.SettleAfter = 200 * time.Millisecond
+	}
+	bank, err := simbank.Start(o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(bank.Close)
 	cfg := wise.DefaultConfig()
@@ -317,17 +328,7 @@ var _ = Describe("TransferReconciler", func() {
 		// an operator's refund, once at depth, makes it refunded
 		rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name}, Spec: payoutv1.RefundSpec{Transfer: t.Name}}
 		Expect(env.Client.Create(ctx, rf)).To(Succeed())
-		at := metav1.Now()
-		// through the states the refund controller writes: its status only moves forward
-		pending := payoutv1.RefundStatus{State: payoutv1.RefundPending, Amount: "25000000", To: got.Status.Deposit.From}
-		signed := pending
-		signed.State, signed.TxHash, signed.SignedTx, signed.Nonce = payoutv1.RefundSigned, "0x"+strings.Repeat("ef", 32), "0x01", new(int64)
-		confirmed := signed
-		confirmed.State, confirmed.ConfirmedAt = payoutv1.RefundConfirmed, &at
-		for _, st := range []payoutv1.RefundStatus{pending, signed, confirmed} {
-			rf.Status = st
-			Expect(env.Client.Status().Update(ctx, rf)).To(Succeed())
-		}
+		confirmRefund(rf, got.Status.Deposit.From, "25000000")
 		got = f.reconcile(t)
 		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseRefunded))
 		Expect(got.Status.Refund.TxHash).To(Equal(rf.Status.TxHash))
@@ -539,3 +540,19 @@ var _ = Describe("TransferReconciler behind the recovery gate", func() {
 		Expect([]int{all, sent}).To(Equal([]int{1, 1}))
 	})
 })
+
+// confirmRefund writes rf's status through the states the refund controller writes, to
+// Confirmed sending amount to to: a refund's status only moves forward (its transition rules).
+func confirmRefund(rf *payoutv1.Refund, to, amount string) {
+	GinkgoHelper()
+	at := metav1.Now()
+	pending := payoutv1.RefundStatus{State: payoutv1.RefundPending, Amount: amount, To: to}
+	signed := pending
+	signed.State, signed.TxHash, signed.SignedTx, signed.Nonce = payoutv1.RefundSigned, "0x"+strings.Repeat("ef", 32), "0x01", new(int64)
+	confirmed := signed
+	confirmed.State, confirmed.ConfirmedAt = payoutv1.RefundConfirmed, &at
+	for _, st := range []payoutv1.RefundStatus{pending, signed, confirmed} {
+		rf.Status = st
+		Expect(env.Client.Status().Update(ctx, rf)).To(Succeed())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/transfer"
@@ -26,6 +27,8 @@ type Contents struct {
 	Refunds   []payoutv1.Refund
 	// HashHeld names the transfers that hold the claim on their v2 hash (transfer.OwedOf).
 	HashHeld map[string]bool
+	// Now is when they were read: a completed payout's return window is open until its end.
+	Now time.Time
 }
 
 // Held is one thing that keeps an account, and its namespace, from being deleted.
@@ -40,8 +43,10 @@ type Held struct {
 // Holds lists what keeps a deleted account's namespace (c) from going, transfers by id, then
 // refunds: an ended transfer that owes money, has a refund on its way or a deposit it has not
 // recorded yet (transfer.MoneyHeld); a transfer that has not ended and can still receive money
-// (a v1 transfer until it expires, a v2 transfer whose hash is confirmed); a refund of a
-// transfer that is gone, until it is confirmed or refused. A v2 transfer without a hash holds
+// (a v1 transfer until it expires, a v2 transfer whose hash is confirmed); a completed payout
+// whose return window is open (a return makes its deposit owed again, and only a live transfer
+// hears of it, as the archiver knows); a refund of a transfer that is gone, until it is
+// confirmed or refused. A v2 transfer without a hash holds
 // nothing: no deposit can be matched to it once its account's keys are refused. None means the
 // namespace may go.
 func Holds(c Contents) []Held {
@@ -74,6 +79,11 @@ func Holds(c Contents) []Held {
 			out = append(out, Held{Transfer: t.Name, Why: fmt.Sprintf("a refund of transfer %s is on its way", t.Name)})
 		case transfer.HoldDepositUnrecorded:
 			out = append(out, Held{Transfer: t.Name, Why: fmt.Sprintf("transfer %s has a deposit it has not recorded yet", t.Name)})
+		default:
+			if p := t.Status.Payout; p != nil && p.Returned == nil && p.ReturnWindowEndsAt != nil && c.Now.Before(p.ReturnWindowEndsAt.Time) {
+				out = append(out, Held{Transfer: t.Name, Why: fmt.Sprintf("the payout of transfer %s may still be returned by the recipient's bank until %s (--fiat-return-window): its deposit would be owed again",
+					t.Name, p.ReturnWindowEndsAt.UTC().Format("2006-01-02 15:04:05 MST"))})
+			}
 		}
 	}
 	rfs := append([]payoutv1.Refund(nil), c.Refunds...)

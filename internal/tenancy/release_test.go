@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,6 +39,13 @@ func TestHolds(t *testing.T) {
 		t.Status.Payout = &payoutv1.PayoutFacts{State: payoutv1.PayoutCompleted}
 	}
 	processing := func(t *payoutv1.Transfer) { t.Status.Deposit = testgen.Deposit() }
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	returnable := func(ends time.Time) func(*payoutv1.Transfer) {
+		return func(t *payoutv1.Transfer) {
+			completed(t)
+			t.Status.Payout.ReturnWindowEndsAt = &metav1.Time{Time: ends}
+		}
+	}
 	hashed := func(t *payoutv1.Transfer) { t.Spec.TxHash = "0x" + strings.Repeat("ab", 32) }
 	refunded := func(t *payoutv1.Transfer) {
 		failedWithDeposit(t)
@@ -58,6 +66,9 @@ func TestHolds(t *testing.T) {
 			Refunds: []payoutv1.Refund{refundOf(id(1), id(1), payoutv1.RefundBroadcast, nil)}}, "a refund of transfer " + id(1) + " is on its way"},
 		{"its refund refused", Contents{Transfers: []payoutv1.Transfer{*testgen.Transfer(ns, id(1), failedWithDeposit)},
 			Refunds: []payoutv1.Refund{refundOf(id(1), id(1), payoutv1.RefundRefused, nil)}}, "owes its senders money"},
+		{"a completed payout within its return window", Contents{Now: now, Transfers: []payoutv1.Transfer{*testgen.Transfer(ns, id(1), returnable(now.Add(time.Hour)))}},
+			"the payout of transfer " + id(1) + " may still be returned by the recipient's bank until 2026-11-25 13:00:00 UTC"},
+		{"a completed payout past its return window", Contents{Now: now, Transfers: []payoutv1.Transfer{*testgen.Transfer(ns, id(1), returnable(now.Add(-time.Hour)))}}, ""},
 		{"a stray of a completed transfer", Contents{Transfers: []payoutv1.Transfer{*testgen.Transfer(ns, id(1), completed)},
 			Deposits: []payoutv1.Deposit{strayOf(id(1), "0x5a")}}, "transfer " + id(1) + " owes its senders money"},
 		{"a payout under way", Contents{Transfers: []payoutv1.Transfer{*testgen.Transfer(ns, id(1), processing)}},

@@ -81,7 +81,7 @@ func refundInFlight(t *payoutv1.Transfer, refunds []payoutv1.Refund) bool {
 		switch rf.Status.State {
 		case payoutv1.RefundRefused:
 		case payoutv1.RefundConfirmed:
-			if rf.Spec.Deposit == nil && t.Status.Refund == nil && t.Status.Failure != nil {
+			if rf.Spec.Deposit == nil && t.Status.Refund == nil && OwesDeposit(t) {
 				return true // not copied into the transfer yet
 			}
 		default:
