@@ -529,6 +529,28 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(balance(sender)-balanceBefore).To(Equal(int64(7_000_000)), "the sender got the amount once")
 	})
 
+	It("refuses a new request for a stray whose refund its transfer records, its Refund object deleted or not (issue 23 item 6)", func() {
+		ns := namespace()
+		id := "fa0000000000000000000011"
+		t := testgen.Transfer(ns, id)
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		stray := depositOf(ns, id, "0x"+strings.Repeat("11", 32), "1")
+		Expect(env.Client.Create(ctx, stray)).To(Succeed())
+		t.Status.Deposit = testgen.Deposit()
+		t.Status.Payout = &payoutv1.PayoutFacts{Reference: id, Provider: "simbank", State: payoutv1.PayoutCompleted, RequestedAt: metav1.NewTime(fakeClock.Now())}
+		t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: stray.Spec.TxHash, Token: payoutv1.TokenUSDC, Amount: "1", From: stray.Spec.From,
+			Reason: "it was sent by a stranger", Refund: &payoutv1.StrayRefundFacts{Name: "x", Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
+				TxHash: "0x" + strings.Repeat("fd", 32), ConfirmedAt: metav1.NewTime(fakeClock.Now())}}}
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
+
+		_, _, err := admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("already requested and sent"))
+		list := &payoutv1.RefundList{}
+		Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(BeEmpty(), "nothing requested again")
+	})
+
 	It("refunds a deposit recorded after its account was deleted, once, and keeps that refund as the record (issue 23 item 7)", func() {
 		id := "fa0000000000000000000010"
 		sender := common.HexToAddress("0x00000000000000000000000000000000000f0010")

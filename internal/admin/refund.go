@@ -65,6 +65,12 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 			t.Name, t.Spec.TxHash)
 	}
 	if len(owed) == 0 && len(orphanOwed) == 0 {
+		if t.Status.Refund == nil && straysRefunded(t) {
+			// its strays' refunds are recorded: owed no more (OwedOf), whether or not their
+			// Refund objects are still there
+			return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes were already requested and sent; each is sent once (kubectl payout describe transfer %s lists them)",
+				t.Name, t.Name)
+		}
 		if err := CheckRefundable(t); err != nil {
 			return nil, nil, err
 		}
@@ -93,6 +99,16 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 			t.Name, payoutv1.RefundTransferLabel, t.Name)
 	}
 	return t, requested, nil
+}
+
+// straysRefunded reports whether t records the refund of a stray deposit.
+func straysRefunded(t *payoutv1.Transfer) bool {
+	for _, sd := range t.Status.StrayDeposits {
+		if sd.Refund != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // requestOrphanRefunds requests the refunds of a transfer that no longer exists (notFound is
