@@ -1,0 +1,92 @@
+package watch
+
+import (
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain/chaintest"
+	"github.com/stablepay/payout-operator/internal/chain/devchain"
+)
+
+// TestCursorWriteKeepsANewerReleasesField: after a rollback, this release's watcher writes a
+// cursor whose status holds a field of the newer release (its CRD stays installed,
+// docs/operations/upgrade.md); the field is not in this release's types, and the write keeps it.
+func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
+	set := devchain.StartForTest(t, devchain.Arbitrum)
+	c := set.Chains[devchain.Arbitrum]
+	network := payoutv1.NetworkArbitrum
+	deleteCursor(t, network)
+	withNewerStatusField(t, "chaincursors."+payoutv1.GroupVersion.Group, "nextRelease")
+
+	startOperator(t, configOf(c, 2))
+	chaintest.Mine(t, c, 1)
+	head, err := c.Client.BlockNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitScanned(t, network, int64(head)-2)
+
+	// the newer release writes its field (again until the API server serves the newer schema,
+	// a moment after the CRD's update); the cursor is written again once more blocks are scanned
+	newer := &unstructured.Unstructured{}
+	newer.SetGroupVersionKind(payoutv1.GroupVersion.WithKind("ChainCursor"))
+	newer.SetName(string(network))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"nextRelease":"kept"}}`))
+	eventually(t, 10*time.Second, "the newer release's field stored", func() bool {
+		if err := env.Client.Status().Patch(ctx, newer, patch); err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := unstructured.NestedString(newer.Object, "status", "nextRelease")
+		return v == "kept"
+	})
+	chaintest.Mine(t, c, 3)
+	waitScanned(t, network, int64(head)+1)
+
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(newer.GroupVersionKind())
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, got); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "status", "nextRelease"); v != "kept" {
+		t.Fatalf("the watcher's write dropped the newer release's status.nextRelease: %v", got.Object["status"])
+	}
+}
+
+// withNewerStatusField adds an optional string field to the status of the CRD named crd, as a
+// newer release's CRD would, until the test ends, and waits until the API server stores it.
+func withNewerStatusField(t *testing.T, crd, field string) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: crd}, obj); err != nil {
+		t.Fatal(err)
+	}
+	before := obj.DeepCopy()
+	status := obj.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	status.Properties[field] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	obj.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"] = status
+	if err := c.Update(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cur := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: crd}, cur); err == nil {
+			cur.Spec = before.Spec
+			_ = c.Update(ctx, cur)
+		}
+	})
+}
