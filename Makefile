@@ -149,6 +149,14 @@ deploy: manifests kustomize ## Render config/default with IMG into $(DIST)/insta
 	$(KUSTOMIZE) build $(DIST)/overlay > $(DIST)/install.yaml
 	@echo "wrote $(DIST)/install.yaml (image $(IMG)); install: kubectl apply --server-side -f $(DIST)/install.yaml"
 
+rollback-manifests: kustomize ## Render the previous release's config/default (hack/previous-release) with IMG into $(DIST)/rollback.yaml, without its CRDs: this release's stay (docs/operations/upgrade.md).
+	@rm -rf $(DIST)/previous && mkdir -p $(DIST)/previous/overlay
+	git archive "$$(grep -v '^#' hack/previous-release | head -n 1)" config | tar -x -C $(DIST)/previous
+	printf 'resources:\n- ../config/default\n' > $(DIST)/previous/overlay/kustomization.yaml
+	cd $(DIST)/previous/overlay && $(KUSTOMIZE) edit set image payoutd=$(IMG)
+	$(KUSTOMIZE) build $(DIST)/previous/overlay | awk 'BEGIN { RS = "\n---\n"; ORS = "\n---\n" } !/(^|\n)kind: CustomResourceDefinition\n/' > $(DIST)/rollback.yaml
+	@echo "wrote $(DIST)/rollback.yaml (image $(IMG), the CRDs left out); roll back: kubectl apply --server-side -f $(DIST)/rollback.yaml"
+
 ##@ Test
 
 .PHONY: test

@@ -315,15 +315,21 @@ func payoutdBinary(user string) (bin, kubeconfig string) {
 	build := exec.Command("go", "build", "-o", bin, ".")
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
+	return bin, adminKubeconfig(user)
+}
+
+// adminKubeconfig writes a kubeconfig of a cluster-admin user named user and returns its path.
+func adminKubeconfig(user string) string {
+	GinkgoHelper()
 	u, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	kc, err := u.KubeConfig()
 	Expect(err).NotTo(HaveOccurred())
 	_, err = clientcmd.Load(kc)
 	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = filepath.Join(workdir, user+"-kubeconfig")
+	kubeconfig := filepath.Join(workdir, user+"-kubeconfig")
 	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
-	return bin, kubeconfig
+	return kubeconfig
 }
 
 // awaitFinal waits until every planned transfer has a final status, and returns them.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,6 +98,15 @@ func payoutdArgs(apiAddr string, extra ...string) []string {
 // facade's base URL.
 func startInProcess(cfg *rest.Config, extra ...string) string {
 	GinkgoHelper()
+	url, stop := runInProcess(cfg, extra...)
+	DeferCleanup(stop)
+	return url
+}
+
+// runInProcess runs payoutd in this process against cfg until stop is called, and returns the
+// facade's base URL.
+func runInProcess(cfg *rest.Config, extra ...string) (url string, stop func()) {
+	GinkgoHelper()
 	addr := freeAddr()
 	Expect(os.Setenv("PAYOUT_FIAT_TOKEN", bankToken)).To(Succeed())
 	o, err := parseFlags(payoutdArgs(addr, extra...))
@@ -108,11 +118,11 @@ func startInProcess(cfg *rest.Config, extra ...string) string {
 		defer close(done)
 		Expect(runWith(ctx, cfg, o, logr.Discard())).To(Succeed())
 	}()
-	DeferCleanup(func() { cancel(); <-done })
-	url := "http://" + addr
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	url = "http://" + addr
 	Eventually(func() error { return ping(url) }).Should(Succeed())
 	waitBaseAvailable()
-	return url
+	return url, stop
 }
 
 // waitBaseAvailable waits until USDC on base takes deposits: its watcher is in sync.
