@@ -78,7 +78,7 @@ export KUSTOMIZE
 # Packages whose markers make the CRDs, and each role of config/rbac: the controllers (with the
 # chain watcher and payoutd's leader election), the REST facade, and the operators' plugin.
 CRD_PATHS := paths="./api/..."
-CONTROLLER_RBAC_PATHS := paths="./controllers/..." paths="./internal/chain/..." paths="./cmd/payoutd/..."
+CONTROLLER_RBAC_PATHS := paths="./controllers/..." paths="./internal/chain/..." paths="./internal/recovery/..." paths="./cmd/payoutd/..."
 FACADE_RBAC_PATHS := paths="./apiserver/..."
 OPERATOR_RBAC_PATHS := paths="./cmd/kubectl-payout/..."
 # $(call rbac-gen,DIR) writes the three roles to DIR/{controller,facade,operator}/role.yaml.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/recovery"
 )
 
 // ClaimReconciler releases claims whose holder never appeared. The facade claims a key before
@@ -37,6 +38,11 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	// (Looking at once sent most claims' first look past the cache, a read from etcd per create.)
 	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if _, ok := claim.Annotations[recovery.AnnotationProviderPayout]; ok {
+		// made by the recovery check for a transfer the cluster lost after the provider paid
+		// it: its holder is gone for good, and what it claims must pay no other transfer
+		return ctrl.Result{}, nil
 	}
 	holder := holderObject(claim.Spec.Kind)
 	key := client.ObjectKey{Namespace: claim.Spec.Holder.Namespace, Name: claim.Spec.Holder.Name}

@@ -48,6 +48,9 @@ const (
 	// RefundAdoptedReason (Warning): the refund was found already sent on chain (its record was
 	// lost, e.g. by an etcd restore) and is followed instead of sent again.
 	RefundAdoptedReason = "Adopted"
+	// RefundPausedReason: money may not move now (the recovery check, an operator's pause);
+	// nothing is signed until it may.
+	RefundPausedReason = "Paused"
 	// RefundHeldReason: the destination failed wallet screening; nothing is sent.
 	RefundHeldReason = "Held"
 	// RefundUnscreenedReason: the destination could not be screened (the service cannot
@@ -60,6 +63,7 @@ const (
 const (
 	heldRecheck     = time.Hour
 	unscreenedRetry = 30 * time.Second
+	pausedRetry     = 30 * time.Second
 )
 
 // RefundReconciler sends refunds (Refund objects, made by `kubectl payout refund`): a failed
@@ -97,6 +101,9 @@ type RefundReconciler struct {
 	Clock    clock.PassiveClock
 	// PollInterval between receipt lookups while a transaction is on its way. Default 2s.
 	PollInterval time.Duration
+	// Gate says whether money may move: while it says no, nothing is signed (a refund the chain
+	// shows sent is still adopted). nil: always.
+	Gate Gate
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
@@ -228,6 +235,11 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundAdoptedReason)
+	}
+	if moves, why := moneyMoves(ctx, r.Gate); !moves {
+		st := rf.Status
+		st.Message = why
+		return ctrl.Result{RequeueAfter: pausedRetry}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundPausedReason)
 	}
 	if res, done, err := r.screen(ctx, rf); done || err != nil {
 		return res, err

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -325,6 +326,40 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 			return rf.Status.State
 		}).Should(Equal(payoutv1.RefundConfirmed))
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(4_000_000)))
+	})
+
+	It("signs nothing while money waits for an operator (the recovery gate), and sends once it opens", func() {
+		ns := namespace()
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f00c1")
+		failedTransfer(ns, "fa00000000000000000000c1", sender, "6000000")
+		rf := newRefund(ns, "fa00000000000000000000c1")
+		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
+		gate := &gateSwitch{}
+		gate.set("the recovery check found the records behind the chain; money waits for an operator")
+		r := reconciler(wallet)
+		r.Gate = gate
+		var res ctrl.Result
+		for range 3 {
+			var err error
+			res, err = r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(res.RequeueAfter).To(Equal(pausedRetry), "asked again later")
+		Expect(reload(rf).Status.Nonce).To(BeNil())
+		Expect(rf.Status.SignedTx).To(BeEmpty())
+		Expect(rf.Status.Message).To(ContainSubstring("money waits for an operator"))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing is signed while the gate is closed")
+
+		gate.set("")
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if reload(rf).Status.State == payoutv1.RefundSigned || rf.Status.State == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, 3)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
 	})
 
 	It("waits with a message while the wallet cannot pay, taking no nonce", func() {

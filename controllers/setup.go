@@ -54,6 +54,23 @@ type Options struct {
 
 	// Archive moves finished transfers into the archive after the retention; off without a Store.
 	Archive ArchiveOptions
+
+	// Gate says whether money may move (the recovery check, internal/recovery): no payout is
+	// created and no refund signed while it says no. nil: money always moves (tests).
+	Gate Gate
+}
+
+// Gate says whether money may move now, and when not, why.
+type Gate interface {
+	MoneyMoves(ctx context.Context) (bool, string)
+}
+
+// moneyMoves asks g; a nil gate is always open.
+func moneyMoves(ctx context.Context, g Gate) (bool, string) {
+	if g == nil {
+		return true, ""
+	}
+	return g.MoneyMoves(ctx)
 }
 
 // DefaultOptions are the production defaults.
@@ -88,11 +105,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 		func() error {
 			return (&RefundReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund"),
-				Clock: o.Clock, PollInterval: o.RefundPollInterval, Wallets: o.RefundWallets, Screener: o.Screener, Provider: o.Provider}).SetupWithManager(mgr)
+				Clock: o.Clock, PollInterval: o.RefundPollInterval, Wallets: o.RefundWallets, Screener: o.Screener, Provider: o.Provider, Gate: o.Gate}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&TransferReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("transfer"), Clock: o.Clock,
-				Provider: o.Provider, Notifier: o.Notifier, Chain: o.Chain, V2: o.V2, Screener: o.Screener, MatchTimeout: o.MatchTimeout,
+				Provider: o.Provider, Notifier: o.Notifier, Chain: o.Chain, V2: o.V2, Screener: o.Screener, MatchTimeout: o.MatchTimeout, Gate: o.Gate,
 			}).SetupWithManager(mgr, o.TransferWorkers)
 		},
 	}

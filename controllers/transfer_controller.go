@@ -80,6 +80,9 @@ type TransferReconciler struct {
 	MatchTimeout time.Duration
 	// MailRetry is how long to wait after a mail server could not be reached.
 	MailRetry time.Duration
+	// Gate says whether money may move: while it says no, no deposit is bound and no payout
+	// created (the provider is still asked). nil: always.
+	Gate Gate
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;update;patch
@@ -108,13 +111,17 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	d := transfer.Decide(*in)
 	// The decision may ask for the payer's screening, then for the provider's word before a
 	// failure: each is asked once, and the decision made again with the answer.
-	for range 2 {
+	for range 3 {
 		switch {
 		case d.Screen != "" && in.Screening == nil:
 			in.Screening = r.screen(ctx, d.Screen)
 		case d.AskProvider && in.ProviderBefore == nil:
 			if in.ProviderBefore, err = r.askProvider(ctx, t); err != nil {
 				return ctrl.Result{}, err // no failure without the provider's answer
+			}
+		case d.BindDeposit != nil && in.DepositHolder == "" && in.Paused == "":
+			if in.DepositHolder, err = r.bindDeposit(ctx, t, *d.BindDeposit); err != nil {
+				return ctrl.Result{}, err
 			}
 		default:
 			continue
@@ -221,6 +228,15 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 		if err := r.gatherBindings(ctx, t, in); err != nil {
 			return nil, err
 		}
+		if refs := transfer.CreditedLogs(t); len(refs) > 0 {
+			c := &payoutv1.Claim{}
+			switch err := r.Get(ctx, client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimDeposit, transfer.DepositClaimKey(refs[0]))}, c); {
+			case err == nil:
+				in.DepositHolder = c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name
+			case !apierrors.IsNotFound(err):
+				return nil, err
+			}
+		}
 	}
 	rs, err := r.recipientState(ctx, t)
 	if err != nil {
@@ -230,8 +246,11 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	if err := r.gatherRefunds(ctx, t, in); err != nil {
 		return nil, err
 	}
+	if moves, why := moneyMoves(ctx, r.Gate); !moves {
+		in.Paused = why
+	}
 	if transfer.Pending(t) {
-		p, err := r.ensurePayout(ctx, t)
+		p, err := r.ensurePayout(ctx, t, in.Paused == "")
 		if err != nil {
 			return nil, err
 		}
@@ -412,6 +431,26 @@ func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfe
 	return nil
 }
 
+// bindDeposit claims a v2 deposit log for t (the API server's atomic create), or reads which
+// transfer holds it, past the cache; it returns the holder as "namespace/name".
+func (r *TransferReconciler) bindDeposit(ctx context.Context, t *payoutv1.Transfer, ref payoutv1.DepositRef) (string, error) {
+	key := transfer.DepositClaimKey(ref)
+	c := &payoutv1.Claim{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimDeposit, key)},
+		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimDeposit, Key: key, Holder: payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}}}
+	err := r.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) {
+		reader := r.APIReader
+		if reader == nil {
+			reader = r.Client
+		}
+		err = reader.Get(ctx, client.ObjectKeyFromObject(c), c)
+	}
+	if err != nil {
+		return "", fmt.Errorf("binding deposit %s to transfer %s: %w", key, t.Name, err)
+	}
+	return c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name, nil
+}
+
 // askProvider asks the provider for a payout under t's reference before t may fail without a
 // payout intent: the provider, not a status that a restore may have taken back, says whether the
 // money already went out.
@@ -427,9 +466,10 @@ func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transf
 }
 
 // ensurePayout asks the provider about the payout of a stored intent and, for an intent the
-// provider does not know yet, creates it. Create is idempotent by reference, so a crash after
-// it and before the status write is recovered by the next pass finding the payout.
-func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer) (*transfer.ProviderPayout, error) {
+// provider does not know yet, creates it when mayCreate. Create is idempotent by reference, so
+// a crash after it and before the status write is recovered by the next pass finding the
+// payout.
+func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer, mayCreate bool) (*transfer.ProviderPayout, error) {
 	stored := t.Status.Payout
 	if stored.Provider != "" && stored.Provider != r.Provider.Name() {
 		return nil, reconcile.TerminalError(fmt.Errorf("the payout intent names provider %q but this deployment pays through %q", stored.Provider, r.Provider.Name()))
@@ -440,6 +480,12 @@ func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Trans
 	}
 	if p == nil && stored.State == payoutv1.PayoutAccepted {
 		return &transfer.ProviderPayout{Found: false}, nil // never re-create an accepted payout
+	}
+	if (p == nil || p.State == fiat.StatePending) && !mayCreate {
+		if p == nil {
+			return &transfer.ProviderPayout{Found: false}, nil
+		}
+		return providerView(p), nil
 	}
 	if p == nil || p.State == fiat.StatePending {
 		req, err := payoutRequest(t)
@@ -501,7 +547,7 @@ func payoutRequest(t *payoutv1.Transfer) (fiat.PayoutRequest, error) {
 	rc := t.Spec.Recipient
 	return fiat.PayoutRequest{
 		Reference: t.Name, SourceCurrency: "USD", TargetCurrency: string(t.Spec.Quote.TargetCurrency),
-		TargetAmount: target, Rate: rate,
+		TargetAmount: target, Rate: rate, SourceOfFunds: transfer.SourceOfFunds(t),
 		Recipient: fiat.Recipient{AccountHolderName: rc.AccountHolderName, Currency: string(rc.Currency), Type: rc.Type,
 			Country: string(rc.Country), Details: transfer.DetailsMap(rc.Details)},
 	}, nil

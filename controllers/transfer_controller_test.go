@@ -483,3 +483,52 @@ var _ = Describe("TransferReconciler", func() {
 		Expect(strconv.Itoa(len(got.Status.History))).To(Equal("4"))
 	})
 })
+
+// gateSwitch is the recovery check's gate as the controllers see it (internal/recovery.Checker,
+// which needs payoutd's leader election to run, is tested end to end in cmd/payoutd): closed,
+// it says why money waits.
+type gateSwitch struct {
+	mu     sync.Mutex
+	closed string
+}
+
+func (g *gateSwitch) MoneyMoves(context.Context) (bool, string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed == "", g.closed
+}
+
+func (g *gateSwitch) set(closed string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = closed
+}
+
+var _ = Describe("TransferReconciler behind the recovery gate", func() {
+	It("creates no payout while money waits for an operator, says why, and pays once the gate opens", func() {
+		f := newTransferFixture("Jane Doe", simbank.Faults{})
+		gate := &gateSwitch{}
+		f.r.Gate = gate
+		t := f.transfer("aaaaaaaaaaaaaaaaaaaa0301")
+		f.deposit(t, "25000000")
+		got := f.reconcile(t)
+		Expect(got.Status.Payout.State).To(Equal(payoutv1.PayoutRequested), "the intent is recorded: it moves no money")
+
+		gate.set("the recovery check found the records behind the provider; money waits for an operator")
+		for range 3 {
+			got = f.reconcile(t)
+		}
+		Expect(got.Status.Phase).To(Equal(payoutv1.PhaseProcessing))
+		Expect(got.Status.Payout.State).To(Equal(payoutv1.PayoutRequested))
+		ready := meta.FindStatusCondition(got.Status.Conditions, payoutv1.ReadyCondition)
+		Expect(ready).NotTo(BeNil())
+		Expect(ready.Message).To(ContainSubstring("money waits for an operator"))
+		all, _ := sentEntries(f.bank, t.Name)
+		Expect(all).To(BeZero(), "no payout is created at the bank while the gate is closed")
+
+		gate.set("")
+		got = f.until(t, payoutv1.PhaseCompleted)
+		all, sent := sentEntries(f.bank, t.Name)
+		Expect([]int{all, sent}).To(Equal([]int{1, 1}))
+	})
+})

@@ -9,7 +9,7 @@ import (
 )
 
 // ClaimKind is the kind of globally unique key a Claim holds.
-// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id;wallet-binding
+// +kubebuilder:validation:Enum=customer-uuid;tx-hash;recipient-id;transfer-id;wallet-binding;deposit
 type ClaimKind string
 
 const (
@@ -22,6 +22,11 @@ const (
 	// namespace the account's namespace, name the account's name. It carries
 	// ClaimBindingFinalizer.
 	ClaimWalletBinding ClaimKind = "wallet-binding"
+	// ClaimDeposit binds one deposit log at the v2 platform address ("network/tx/log") to the
+	// transfer it pays, before that transfer's payout intent: one transaction pays at most one
+	// transfer. After a restore it is rebuilt from the provider's payouts (their source of
+	// funds).
+	ClaimDeposit ClaimKind = "deposit"
 )
 
 // ClaimBindingFinalizer keeps a wallet binding in force while its account exists, even once it

@@ -39,7 +39,8 @@ const crashTransfers = 200
 // a short pause, as a node failure would.
 type killer struct {
 	bin, kubeconfig, addr string
-	extra                 []string // flags beyond payoutdArgs
+	extra                 []string                // flags beyond payoutdArgs
+	args                  func([]string) []string // when set, what of payoutdArgs the binary takes
 	logDir                string
 	mu                    sync.Mutex
 	cmd                   *exec.Cmd
@@ -54,7 +55,11 @@ func (k *killer) start() {
 	k.starts++
 	log, err := os.Create(filepath.Join(k.logDir, fmt.Sprintf("payoutd-%03d.log", k.starts)))
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, payoutdArgs(k.addr, k.extra...)...)...)
+	args := payoutdArgs(k.addr, k.extra...)
+	if k.args != nil {
+		args = k.args(args)
+	}
+	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "PAYOUT_FIAT_TOKEN="+bankToken)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -246,16 +251,7 @@ func count(plan []*planned, f func(*planned) bool) int {
 // `kubectl payout refund` changes nothing. It returns how many strays were refunded.
 func expectStraysRefundedOnce(plan []*planned, kubeconfig string, stranger common.Address, before *big.Int) int {
 	GinkgoHelper()
-	plugin := filepath.Join(workdir, "kubectl-payout")
-	build := exec.Command("go", "build", "-o", plugin, "../kubectl-payout")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command(plugin, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	run := kubectlPayout(kubeconfig)
 	from, err := base.Client.BlockNumber(context.Background())
 	Expect(err).NotTo(HaveOccurred())
 	var dusted []*planned
@@ -306,6 +302,22 @@ func expectStraysRefundedOnce(plan []*planned, kubeconfig string, stranger commo
 	Expect(err).NotTo(HaveOccurred())
 	Expect(after).To(Equal(before), "the stranger got every unit of dust back, once")
 	return sent
+}
+
+// kubectlPayout builds the operators' plugin and returns a runner of its command lines against
+// the cluster of kubeconfig, which answers what it printed (stdout and stderr).
+func kubectlPayout(kubeconfig string) func(args ...string) (string, error) {
+	GinkgoHelper()
+	plugin := filepath.Join(workdir, "kubectl-payout")
+	build := exec.Command("go", "build", "-o", plugin, "../kubectl-payout")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	return func(args ...string) (string, error) {
+		cmd := exec.Command(plugin, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
 }
 
 // payoutdBinary builds payoutd and writes a kubeconfig of a cluster-admin user named user for it.

@@ -42,6 +42,7 @@ import (
 	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/recovery"
 	"github.com/stablepay/payout-operator/internal/scheme"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
 	"github.com/stablepay/payout-operator/internal/transfer"
@@ -66,6 +67,8 @@ type options struct {
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
+	recovery                        bool
+	recoveryGap                     time.Duration
 	fiat                            wise.Config
 	mail                            notify.Config
 	chains                          chainconfig.Flags
@@ -106,6 +109,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
 	fs.DurationVar(&o.v2MatchTimeout, "v2-match-timeout", transfer.DefaultMatchTimeout, "how long a confirmed v2 transaction hash may stay unfound on chain before its transfer fails (deposit not found) and the hash is released")
 	fs.IntVar(&o.transferWorkers, "transfer-workers", 8, "transfers reconciled at once")
+	fs.DurationVar(&o.recoveryGap, "recovery-gap", recovery.DefaultGap, "at a start, a heartbeat of the Recovery object older than this requires recovery (money waits for kubectl payout recover --resume): the cluster's records stop there, as after an etcd restore")
+	fs.BoolVar(&o.recovery, "recovery", false, "start after an etcd restore: no money moves (no payout created, no refund signed) until the start-up check has been acknowledged with kubectl payout recover --resume, whatever it finds (README: etcd backups)")
 	o.fiat = wise.DefaultConfig()
 	o.fiat.BindFlags(fs)
 	o.mail.BindFlags(fs)
@@ -134,6 +139,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.transferExpiry < time.Minute {
 		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+	}
+	if o.recoveryGap < 10*time.Second {
+		return nil, fmt.Errorf("--recovery-gap: %v is shorter than 10s", o.recoveryGap)
 	}
 	if o.v2MatchTimeout < time.Minute {
 		return nil, fmt.Errorf("--v2-match-timeout: %v is shorter than a minute", o.v2MatchTimeout)
@@ -264,6 +272,18 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 			return fmt.Errorf("fiat provider: %w", err)
 		}
 		copts.Provider = payoutmetrics.InstrumentProvider(provider)
+		checker := &recovery.Checker{Client: mgr.GetClient(), Payouts: provider, Clock: clock.RealClock{}, Restored: o.recovery,
+			Gap: o.recoveryGap, Log: ctrl.Log.WithName("recovery")}
+		if store != nil {
+			checker.Archived = func(ctx context.Context, id string) (bool, error) {
+				_, ok, err := store.Transfer(ctx, id)
+				return ok, err
+			}
+		}
+		if err := mgr.Add(checker); err != nil {
+			return err
+		}
+		copts.Gate = checker
 		if o.mail.Configured() {
 			mailer, err := notify.New(o.mail)
 			if err != nil {

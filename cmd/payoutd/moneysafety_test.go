@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -111,6 +113,34 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		Expect(err).To(MatchError(admin.ErrNotRefundable))
 	})
 
+	It("never pays a transaction twice, even once its hash claim is gone (an etcd restore, a claim deleted by hand)", func() {
+		owner, other := newAccount(url), newAccount(url)
+		id, platform := v2(owner, "25.50")
+		second, _ := v2(other, "25.50") // made before the payment: its recorded head cannot refuse it
+		hash := deposit(platform, "25.50")
+		code, m := confirm(owner, id, hash)
+		Expect(code).To(Equal(200), "%v", m)
+		Expect(finalStatus(owner, id)).To(Equal("completed"))
+		Expect(paidFor(id)).To(Equal(1))
+
+		// the hash's claim is lost, as a restore from before the confirmation loses it
+		claim := &payoutv1.Claim{}
+		key := client.ObjectKey{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, hash.Hex()))}
+		Expect(env.Client.Get(context.Background(), key, claim)).To(Succeed())
+		Expect(env.Client.Delete(context.Background(), claim)).To(Succeed())
+		Eventually(func() int { code, m = confirm(other, second, hash); return code }).Should(Equal(200), "%v", m)
+
+		Expect(finalStatus(other, second)).To(Equal("failed"))
+		_, got := other.status(second)
+		Expect(got["error"]).To(ContainSubstring("already pays transfer " + id))
+		Expect(paidFor(second)).To(BeZero(), "the transaction pays one transfer")
+		Expect(paidFor(id)).To(Equal(1))
+		// the provider keeps which deposit paid the payout: the binding can be rebuilt from it
+		e, ok := bank.Find(id)
+		Expect(ok).To(BeTrue())
+		Expect(e.SourceOfFunds).To(Equal("crypto deposit base " + strings.ToLower(hash.Hex()) + ":" + fmt.Sprint(logIndexOf(hash))))
+	})
+
 	It("refuses another account's v2 transfer from a wallet bound to an account that binds wallets", func() {
 		// a wallet of its own: a binding lasts as long as the owner's account, and the suite's
 		// funded wallet sends every other spec's deposits
@@ -141,3 +171,12 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		owner.must(200, "POST", "/api/payouts/transfer/v2", fromWallet(owner, "24.00"))
 	})
 })
+
+// logIndexOf is the log index of the token transfer in the transaction hash.
+func logIndexOf(hash common.Hash) uint {
+	GinkgoHelper()
+	r, err := base.WaitMined(context.Background(), hash)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.Logs).NotTo(BeEmpty())
+	return r.Logs[0].Index
+}

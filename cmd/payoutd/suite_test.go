@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,6 +90,9 @@ func payoutdArgs(apiAddr string, extra ...string) []string {
 		"--chains-config", chainConfig,
 		"--fiat-url", bank.URL(), "--fiat-profile-id", "1", "--fiat-provider-name", "simbank",
 		"--smtp-addr", sink.Addr(), "--smtp-tls", "none", "--smtp-from", "Payouts <payouts@payout.localhost>",
+		// the suite starts payoutd again and again on one cluster: a pause between two specs is
+		// no restore (restore_test.go sets its own)
+		"--recovery-gap", "24h",
 	}, extra...)
 }
 
@@ -103,9 +105,9 @@ func startInProcess(cfg *rest.Config, extra ...string) string {
 	return url
 }
 
-// runInProcess runs payoutd in this process against cfg until stop is called, and returns the
-// facade's base URL.
-func runInProcess(cfg *rest.Config, extra ...string) (url string, stop func()) {
+// runInProcess runs payoutd in this process against cfg, and returns the facade's base URL and
+// what stops it (and waits for it to end).
+func runInProcess(cfg *rest.Config, extra ...string) (string, func()) {
 	GinkgoHelper()
 	addr := freeAddr()
 	Expect(os.Setenv("PAYOUT_FIAT_TOKEN", bankToken)).To(Succeed())
@@ -118,8 +120,8 @@ func runInProcess(cfg *rest.Config, extra ...string) (url string, stop func()) {
 		defer close(done)
 		Expect(runWith(ctx, cfg, o, logr.Discard())).To(Succeed())
 	}()
-	stop = sync.OnceFunc(func() { cancel(); <-done })
-	url = "http://" + addr
+	stop := func() { cancel(); <-done }
+	url := "http://" + addr
 	Eventually(func() error { return ping(url) }).Should(Succeed())
 	waitBaseAvailable()
 	return url, stop

@@ -222,7 +222,8 @@ func startPrevious() *previousRun {
 	GinkgoHelper()
 	previousRuns++
 	kubeconfig := adminKubeconfig(fmt.Sprintf("payoutd-previous-%d", previousRuns))
-	k := &killer{bin: previousPayoutd(), kubeconfig: kubeconfig, addr: freeAddr(), logDir: GinkgoT().TempDir(),
+	bin := previousPayoutd()
+	k := &killer{bin: bin, kubeconfig: kubeconfig, addr: freeAddr(), logDir: GinkgoT().TempDir(), args: flagsOf(bin),
 		// a claim older than a second is judged at once, as every claim of a cluster is when an
 		// older release takes over
 		extra: []string{"--chains-config", previousChainConfig(), "--claim-grace", "1s"}}
@@ -232,6 +233,34 @@ func startPrevious() *previousRun {
 	Eventually(func() error { return ping("http://" + k.addr) }).Should(Succeed(), p.log)
 	waitBaseAvailable()
 	return p
+}
+
+// flagsOf keeps of the suite's arguments those bin defines (its --help lists them): the
+// previous release lacks this one's newer flags (--recovery-gap), and its flag parser refuses
+// them. Every flag the suite passes takes a value, dropped with it.
+func flagsOf(bin string) func([]string) []string {
+	GinkgoHelper()
+	out, _ := exec.Command(bin, "--help").CombinedOutput() // the usage, on a status of 0 or 2
+	known := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "-"); ok && strings.HasPrefix(line, "  -") {
+			name, _, _ = strings.Cut(name, " ")
+			known[name] = true
+		}
+	}
+	Expect(known).To(HaveKey("chains-config"), "the flags of %s: %s", bin, out)
+	return func(args []string) []string {
+		var kept []string
+		for i := 0; i < len(args); i++ {
+			name, isFlag := strings.CutPrefix(args[i], "--")
+			if isFlag && !known[name] {
+				i++ // and its value
+				continue
+			}
+			kept = append(kept, args[i])
+		}
+		return kept
+	}
 }
 
 // previousChainConfig is the suite's chain configuration as the previous release reads it: its
@@ -292,6 +321,7 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 		// whose refund is held, outcome mails (notifications[].state, decidedAt), the cursor's
 		// blockTime.
 		url, stop := runInProcess(env.Config)
+		DeferCleanup(stop) // a second stop returns at once
 		acct := newAccount(url, func(s *admin.AccountSettings) { s.BindWallets = true })
 		rid := acct.recipient("Upgrade Payee")
 		stranger, _ := freshWallet(1_000_000)
@@ -440,6 +470,7 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 
 		// This release takes over (an upgrade) and reconciles all of it.
 		_, stop := runInProcess(env.Config, "--claim-grace", "1s")
+		DeferCleanup(stop)
 		after := settled()
 		Eventually(func() *metav1.Time {
 			c := &payoutv1.ChainCursor{}

@@ -139,6 +139,9 @@ func Run(ctx context.Context, cfg Config) error {
 		"--health-probe-bind-address", probeAddr,
 		"--metrics-bind-address", "0",
 		"--quote-retention", "10m",
+		// a dev environment resumed after a break is not an etcd restore: its money need not wait
+		// for an operator (kubectl payout recover) because the laptop slept
+		"--recovery-gap", "720h",
 	}, svc.payoutdArgs()...)}
 	stopped := d.supervise(ctx)
 

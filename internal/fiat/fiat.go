@@ -46,6 +46,11 @@ type PayoutRequest struct {
 	Rate decimal.Decimal
 	// Recipient is the bank account paid.
 	Recipient Recipient
+	// SourceOfFunds names the deposit that pays the payout (SourceOfFunds of package transfer:
+	// network, transaction and log). The provider keeps it with the payout, so that after an
+	// etcd restore the provider, the ledger of record, says which transaction paid which
+	// transfer.
+	SourceOfFunds string
 }
 
 // Recipient is the bank account of a payout, as in the account requirements.
@@ -103,6 +108,8 @@ type Payout struct {
 	Message string
 	// Created is when the provider created the payout.
 	Created time.Time
+	// SourceOfFunds is the request's SourceOfFunds, as the provider keeps it.
+	SourceOfFunds string
 }
 
 // Validate checks what any provider needs before money can move; its errors are Permanent and

@@ -34,6 +34,10 @@ type Decision struct {
 	// Input.ProviderBefore and decides again. The provider is the ledger of record of payouts: a
 	// restored status may not know of one.
 	AskProvider bool
+	// BindDeposit, when set, is the v2 deposit log to bind to the transfer before its payout
+	// intent (a Claim of kind deposit): the controller creates the claim, or reads who holds it,
+	// puts that in Input.DepositHolder and decides again.
+	BindDeposit *payoutv1.DepositRef
 }
 
 // ActionKind names a side effect the controller performs after deciding, once the decided
@@ -138,6 +142,7 @@ var steps = []func(*decision){
 	adoptPayout,        // a payout the provider holds under the reference though none is recorded → adopted
 	stopBeforePayout,   // cancellation, deleted recipient, v2 mismatch or not found, expiry on chain → failed
 	screenSender,       // the wallet that paid, screened at depth; held while the service cannot answer
+	bindDeposit,        // v2: the deposit log bound to this transfer, or it pays another: one transaction, one transfer
 	recordPayoutIntent, // a good, screened deposit at depth → the payout intent, stored before any call
 	followProvider,     // the provider's word on a stored intent → accepted, completed, rejected
 	recordRefunds,      // refunds at depth → refunded, stray deposits sent back
@@ -440,6 +445,42 @@ func screenSender(d *decision) {
 	}
 }
 
+// bindDeposit binds a v2 transfer's deposit log to it before its payout intent: the shared
+// platform address receives every account's payments, and a hash claim or the archive can be
+// taken back by a restore, so the log itself is claimed (the API server's atomic create; after a
+// restore the claim is rebuilt from the provider's payouts, which name their deposit). A log that
+// another transfer holds pays that one: this transfer fails (DepositMismatch) and releases its
+// hash.
+func bindDeposit(d *decision) {
+	if d.t.Spec.Method != payoutv1.TransferV2 || d.hold || !d.mayPay() {
+		return
+	}
+	logs := CreditedLogs(withStatus(d.t, d.st))
+	if len(logs) == 0 {
+		return
+	}
+	self := d.t.Namespace + "/" + d.t.Name
+	switch holder := d.in.DepositHolder; holder {
+	case self:
+	case "":
+		d.hold = true
+		if d.in.Paused != "" {
+			d.out.Waiting = d.in.Paused // the binding is the recovery check's to rebuild first
+			return
+		}
+		d.out.BindDeposit = &logs[0]
+	default:
+		d.hold = true
+		d.mismatch = fmt.Sprintf("transaction %s already pays transfer %s", d.t.Spec.TxHash, holder[strings.Index(holder, "/")+1:])
+		if !d.mayFail() {
+			return
+		}
+		d.fail(payoutv1.FailureDepositMismatch, "%s", d.mismatch)
+		d.st.Failure.ProviderChecked = true
+		d.event(corev1.EventTypeWarning, string(payoutv1.FailureDepositMismatch), "%s", d.st.Failure.Message)
+	}
+}
+
 // mayPay reports whether nothing but the payer's screening stands between the transfer and its
 // payout intent.
 func (d *decision) mayPay() bool {
@@ -506,10 +547,13 @@ func followProvider(d *decision) {
 	if stored == nil || p == nil || !Pending(d.t) {
 		return
 	}
+	if !p.Found && stored.State == payoutv1.PayoutAccepted {
+		d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
+	}
+	if d.in.Paused != "" && stored.State == payoutv1.PayoutRequested && (!p.Found || p.State == payoutv1.PayoutRequested) {
+		d.out.Waiting = d.in.Paused // the controller did not create (or fund) it
+	}
 	if !p.Found {
-		if stored.State == payoutv1.PayoutAccepted {
-			d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
-		}
 		return
 	}
 	cur := d.st.Payout

@@ -79,7 +79,10 @@ func input(t *payoutv1.Transfer, now time.Time, mods ...func(*Input)) Input {
 		Cursor:    ChainProgress{Known: true, Block: 5000, BlockTime: now.Add(-30 * time.Second)},
 		// the controller's second pass: asked by reference before a failure, the provider
 		// holds no payout (TestNoFailureWithoutTheProvider covers the first pass)
-		ProviderBefore: &ProviderPayout{Found: false}}
+		ProviderBefore: &ProviderPayout{Found: false},
+		// the controller's second pass: the v2 deposit log is bound to this transfer
+		// (TestV2DepositBinding covers the first)
+		DepositHolder: t.Namespace + "/" + t.Name}
 	for _, m := range mods {
 		m(&in)
 	}
@@ -913,5 +916,36 @@ func TestNoFailureWithoutTheProvider(t *testing.T) {
 	paid := Decide(input(old, at(time.Hour), held))
 	if paid.Status.Payout == nil || len(OwedOf(stored(old, paid), nil, false)) != 0 {
 		t.Errorf("found: the payout is recorded and the deposit owed to nobody: %+v", paid.Status.Payout)
+	}
+}
+
+// TestV2DepositBinding: before a v2 payout intent the deposit log is bound to the transfer (a
+// claim the controller makes); a log another transfer holds pays that one, and this one fails and
+// releases its hash.
+func TestV2DepositBinding(t *testing.T) {
+	right := tx(true, false, 3, sent(payoutv1.TokenUSDC, wallet, v2Addr, 25000000))
+	unbound := func(in *Input) { in.DepositHolder = "" }
+	d := Decide(input(v2(hashed), at(time.Hour), withTx(right), unbound))
+	if d.BindDeposit == nil || d.Status.Payout != nil || d.Status.Failure != nil {
+		t.Fatalf("the log is bound before the intent: bind %+v, payout %+v", d.BindDeposit, d.Status.Payout)
+	}
+	if want := (payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("ab", 32), LogIndex: 4}); *d.BindDeposit != want {
+		t.Errorf("bind %+v, want %+v", *d.BindDeposit, want)
+	}
+	if d := Decide(input(v2(hashed), at(time.Hour), withTx(right))); d.Status.Payout == nil || d.BindDeposit != nil {
+		t.Errorf("bound to this transfer: the intent is recorded: %+v", d.Status)
+	}
+	other := func(in *Input) { in.DepositHolder = "payout-other/0123456789abcdef0123ffff" }
+	d = Decide(input(v2(hashed), at(time.Hour), withTx(right), other))
+	if d.Status.Payout != nil || d.Status.Failure == nil || d.Status.Failure.Reason != payoutv1.FailureDepositMismatch ||
+		!strings.Contains(d.Status.Failure.Message, "already pays transfer 0123456789abcdef0123ffff") || !hasAction(d, ActReleaseHash, "") {
+		t.Fatalf("a log another transfer holds pays that one: %+v %+v", d.Status.Failure, d.Actions)
+	}
+	if got := SourceOfFunds(stored(v2(hashed), Decide(input(v2(hashed), at(time.Hour), withTx(right))))); got != "crypto deposit base 0x"+strings.Repeat("ab", 32)+":4" {
+		t.Errorf("source of funds %q", got)
+	}
+	refs, ok := ParseSourceOfFunds("crypto deposit base 0xAA:1 0xbb:2")
+	if !ok || len(refs) != 2 || refs[0].TxHash != "0xaa" || refs[1].LogIndex != 2 {
+		t.Errorf("parsed %+v %v", refs, ok)
 	}
 }

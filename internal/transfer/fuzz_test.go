@@ -91,6 +91,12 @@ func fuzzInput(s *bytesource) Input {
 	}
 	switch s.pick(3) {
 	case 1:
+		in.DepositHolder = ""
+	case 2:
+		in.DepositHolder = "payout-other/0123456789abcdef0123ffff"
+	}
+	switch s.pick(3) {
+	case 1:
 		in.ProviderBefore = nil
 	case 2:
 		in.ProviderBefore = &ProviderPayout{Found: true, State: fuzzStates[s.pick(len(fuzzStates))], ProviderID: "po_8"}

@@ -44,6 +44,13 @@ type Input struct {
 	WalletBindings map[string]string
 	// BindWallets: the transfer's account binds the wallets its v2 transfers are paid from.
 	BindWallets bool
+	// DepositHolder is the transfer ("namespace/name") that holds the claim binding a v2
+	// transfer's deposit log (DepositClaimKey), once read or made; "" when none is known.
+	DepositHolder string
+	// Paused says why money may not move now (the recovery check of this start has not
+	// finished, an operator paused, or a check found the cluster behind the ledgers): no deposit
+	// is bound and no payout created; "" when money moves.
+	Paused string
 
 	// ScreenSender: the wallet that paid must be cleared by the risk service before the payout
 	// (v1 always, spec 4.10 rule 2; v2 when the account screens wallets, 4.11).

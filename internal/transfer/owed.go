@@ -2,6 +2,8 @@ package transfer
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
@@ -57,3 +59,72 @@ func OwedOf(t *payoutv1.Transfer, deps []payoutv1.Deposit, reclaimed bool) []Owe
 	}
 	return out
 }
+
+// sourcePrefix opens a payout's source of funds, as the provider keeps it.
+const sourcePrefix = "crypto deposit "
+
+// SourceOfFunds names the deposit that pays t, for the provider to keep with the payout:
+// "crypto deposit <network> <tx hash>:<log index>", one tx:log per credited log. After an etcd
+// restore the provider's payouts say which transaction paid which transfer (ParseSourceOfFunds),
+// and that binding is rebuilt from them. "" when t holds no deposit.
+func SourceOfFunds(t *payoutv1.Transfer) string {
+	refs := CreditedLogs(t)
+	if len(refs) == 0 {
+		return ""
+	}
+	s := sourcePrefix + string(refs[0].Network)
+	for _, r := range refs {
+		s += fmt.Sprintf(" %s:%d", r.TxHash, r.LogIndex)
+	}
+	return s
+}
+
+// ParseSourceOfFunds reads SourceOfFunds back: the logs that paid a payout; false for any other
+// text (a payout made otherwise).
+func ParseSourceOfFunds(s string) ([]payoutv1.DepositRef, bool) {
+	if !strings.HasPrefix(s, sourcePrefix) {
+		return nil, false
+	}
+	fields := strings.Fields(strings.TrimPrefix(s, sourcePrefix))
+	if len(fields) < 2 {
+		return nil, false
+	}
+	network := payoutv1.Network(fields[0])
+	var out []payoutv1.DepositRef
+	for _, f := range fields[1:] {
+		tx, log, ok := strings.Cut(f, ":")
+		n, err := strconv.ParseInt(log, 10, 64)
+		if !ok || err != nil || tx == "" || n < 0 {
+			return nil, false
+		}
+		out = append(out, payoutv1.DepositRef{Network: network, TxHash: hashKey(tx), LogIndex: n})
+	}
+	return out, true
+}
+
+// CreditedLogs are the logs credited to t: its deposit's parts, or its one deposit log.
+func CreditedLogs(t *payoutv1.Transfer) []payoutv1.DepositRef {
+	dep := t.Status.Deposit
+	if dep == nil || dep.ConfirmedAt == nil {
+		return nil
+	}
+	if len(dep.Parts) == 0 {
+		return []payoutv1.DepositRef{{Network: dep.Network, TxHash: hashKey(dep.TxHash), LogIndex: dep.LogIndex}}
+	}
+	out := make([]payoutv1.DepositRef, len(dep.Parts))
+	for i, p := range dep.Parts {
+		out[i] = payoutv1.DepositRef{Network: dep.Network, TxHash: hashKey(p.TxHash), LogIndex: p.LogIndex}
+	}
+	return out
+}
+
+// DepositClaimKey is the key of the claim that binds one deposit log to the transfer it pays
+// (payoutv1.ClaimDeposit): a v2 transaction at the shared platform address pays one transfer at
+// most, whatever the hash claims and the archive say after a restore.
+func DepositClaimKey(r payoutv1.DepositRef) string {
+	return fmt.Sprintf("%s/%s/%d", r.Network, hashKey(r.TxHash), r.LogIndex)
+}
+
+// hashKey is one spelling of a transaction hash: EVM hex in lower case, a Solana signature (case
+// matters in base58) as it is.
+func hashKey(h string) string { return payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, h) }

@@ -43,6 +43,9 @@ func TestTheControllerJudgesSolanaFacts(t *testing.T) {
 			d := transfer.Decide(transfer.Input{
 				Transfer: tr, Now: testgen.Epoch.Add(time.Minute), Tx: obs, V2Address: platform, ProviderName: "simbank",
 				Recipient: transfer.RecipientState{Known: true, ID: tr.Spec.RecipientID},
+				// the provider, asked by reference, holds no payout: a transfer whose deposit was
+				// seen fails only then
+				ProviderBefore: &transfer.ProviderPayout{},
 			})
 			f := d.Status.Failure
 			switch {

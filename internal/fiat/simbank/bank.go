@@ -65,6 +65,9 @@ type Entry struct {
 	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
 	// FailureReason explains a bounced or cancelled payout.
 	FailureReason string `json:"failureReason,omitempty"`
+	// SourceOfFunds is the request's details.sourceOfFunds (the service names the deposit that
+	// pays the payout there).
+	SourceOfFunds string `json:"sourceOfFunds,omitempty"`
 	// History is every status with its time, oldest first.
 	History []Step `json:"history"`
 }
@@ -374,6 +377,9 @@ func (b *bank) createTransfer(req transferRequest) (*Entry, *apiError) {
 	if err != nil {
 		return nil, fieldErrorf("customerTransactionId", "transfer.customerTransactionId.invalid", "customerTransactionId must be a UUID")
 	}
+	if len(req.Details.SourceOfFunds) > 512 {
+		return nil, fieldErrorf("details.sourceOfFunds", "transfer.sourceOfFunds.invalid", "sourceOfFunds is longer than 512 characters")
+	}
 	if len(req.Details.Reference) > 64 {
 		return nil, fieldErrorf("details.reference", "transfer.reference.invalid", "reference is longer than 64 characters")
 	}
@@ -410,7 +416,7 @@ func (b *bank) createTransfer(req transferRequest) (*Entry, *apiError) {
 		SourceCurrency: q.SourceCurrency, SourceAmount: q.SourceAmount,
 		TargetCurrency: q.TargetCurrency, TargetAmount: q.TargetAmount, Rate: q.Rate,
 		RecipientAccountID: a.ID, RecipientName: a.AccountHolderName,
-		Created: now,
+		Created: now, SourceOfFunds: req.Details.SourceOfFunds,
 	}
 	e.moveTo(StatusIncomingPaymentWaiting, now)
 	if err := b.commit(record{Transfer: e}); err != nil {

@@ -455,7 +455,7 @@ func transferJSON(e *Entry) transferResponse {
 		ID: e.TransferID, User: e.Profile, Business: e.Profile, TargetAccount: e.RecipientAccountID,
 		QuoteUUID: e.QuoteID, Status: e.Status, Reference: e.Reference,
 		Rate: plain(e.Rate), Created: e.Created.UTC().Format(createdLayout),
-		Details:         transferDetails{Reference: e.Reference},
+		Details:         transferDetails{Reference: e.Reference, SourceOfFunds: e.SourceOfFunds},
 		HasActiveIssues: e.Status == StatusBouncedBack,
 		SourceCurrency:  e.SourceCurrency, SourceValue: fixed(e.SourceAmount, minor(e.SourceCurrency)),
 		TargetCurrency: e.TargetCurrency, TargetValue: fixed(e.TargetAmount, minor(e.TargetCurrency)),

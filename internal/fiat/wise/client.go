@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stablepay/payout-operator/internal/fiat"
 )
@@ -203,7 +204,7 @@ func (c *Client) createTransfer(ctx context.Context, req fiat.PayoutRequest, key
 		return nil, err
 	}
 	var t transfer
-	tr := transferRequest{TargetAccount: a.ID, QuoteUUID: q.ID, CustomerTransactionID: key, Details: transferDetails{Reference: req.Reference}}
+	tr := transferRequest{TargetAccount: a.ID, QuoteUUID: q.ID, CustomerTransactionID: key, Details: transferDetails{Reference: req.Reference, SourceOfFunds: req.SourceOfFunds}}
 	// Idempotent by customerTransactionId: repeatable.
 	err := c.do(ctx, call{method: http.MethodPost, path: "/v1/transfers", body: tr, repeatable: true}, &t)
 	var fe *fiat.Error
@@ -278,4 +279,37 @@ func narrow(err error, kind fiat.Kind) error {
 		fe.Kind = kind
 	}
 	return err
+}
+
+// listPage is how many transfers one page of List asks for.
+const listPage = 100
+
+// List returns the payouts the provider made since a time, newest first: every page of the
+// profile's transfers (GET /v1/transfers?profile=&createdDateStart=&offset=&limit=), read until a
+// page ends or reaches transfers made before since. The recovery check reads it after an etcd
+// restore: the provider, not the restored objects, says which payouts were made.
+func (c *Client) List(ctx context.Context, since time.Time) ([]*fiat.Payout, error) {
+	var out []*fiat.Payout
+	for offset := 0; ; offset += listPage {
+		q := url.Values{"profile": {strconv.FormatInt(c.cfg.ProfileID, 10)}, "createdDateStart": {since.UTC().Format("2006-01-02")},
+			"offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(listPage)}}
+		var page []transfer
+		// A read: repeatable.
+		if err := c.do(ctx, call{method: http.MethodGet, path: "/v1/transfers?" + q.Encode(), repeatable: true}, &page); err != nil {
+			return nil, narrow(err, fiat.Transient)
+		}
+		older := false
+		for i := range page {
+			p := page[i].payout()
+			switch {
+			case !p.Created.IsZero() && p.Created.Before(since):
+				older = true // a server that ignores createdDateStart
+			case page[i].CustomerTransactionID == CustomerTransactionID(p.Reference):
+				out = append(out, p)
+			} // else not made by this service (another user of the profile)
+		}
+		if len(page) < listPage || older {
+			return out, nil
+		}
+	}
 }

@@ -123,6 +123,8 @@ type transferRequest struct {
 
 type transferDetails struct {
 	Reference string `json:"reference"`
+	// SourceOfFunds is Wise's free-text source of funds: the deposit that pays the payout.
+	SourceOfFunds string `json:"sourceOfFunds,omitempty"`
 }
 
 type fundRequest struct {
@@ -174,6 +176,7 @@ func (t *transfer) payout() *fiat.Payout {
 		Rate:           t.Rate.dec(),
 		Message:        t.FailureReason,
 		Created:        parseCreated(t.Created),
+		SourceOfFunds:  t.Details.SourceOfFunds,
 	}
 	if p.State == fiat.StateRejected && p.Message == "" {
 		p.Message = "the payout provider cancelled the payout (status " + t.Status + ")"
