@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"os"
@@ -313,6 +314,40 @@ func (p *previousRun) log() string {
 	return b.String()
 }
 
+// openV1 opens a v1 transfer of amount on base from a fresh wallet holding units, and returns its
+// id, its deposit address, and the wallet's key and address.
+func openV1(acct *account, rid int64, amount string, units int64) (string, common.Address, *ecdsa.PrivateKey, common.Address) {
+	GinkgoHelper()
+	key, w := freshWallet(units)
+	body := transferBody(acct.quote(amount), amount, rid, true)
+	body["wallet_address"] = w.Hex()
+	t := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
+	return t["id"].(string), common.HexToAddress(t["deposit_address"].(string)), key, w
+}
+
+// payV2 opens a v2 transfer of amount from a fresh wallet, sends units from it and confirms the
+// hash, and returns the transfer's id.
+func payV2(acct *account, rid int64, amount string, units int64) string {
+	GinkgoHelper()
+	key, w := freshWallet(units)
+	body := transferBody(acct.quote(amount), amount, rid, true)
+	body["wallet_address"] = w.Hex()
+	m := acct.must(200, "POST", "/api/payouts/transfer/v2", body)
+	tx, err := base.Transfer(context.Background(), key, devchain.USDC, common.HexToAddress(m["deposit_address"].(string)), big.NewInt(units))
+	Expect(err).NotTo(HaveOccurred())
+	id := m["transfer_id"].(string)
+	acct.must(200, "POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{"transfer_id": id, "tx_hash": tx.TxHash.Hex()})
+	return id
+}
+
+// awaitStatuses waits until each transfer of acct shows its public status.
+func awaitStatuses(acct *account, want map[string]string) {
+	GinkgoHelper()
+	for id, status := range want {
+		Eventually(func() string { s, _ := acct.status(id); return s }).WithTimeout(90*time.Second).Should(Equal(status), id)
+	}
+}
+
 var _ = Describe("an upgrade and its rollback", Ordered, func() {
 	It("loses no field when the previous release reconciles what this one wrote", func() {
 		// This release writes: a v1 transfer paid in two sends (deposit.parts) with a stranger's
@@ -326,39 +361,19 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 		rid := acct.recipient("Upgrade Payee")
 		stranger, _ := freshWallet(1_000_000)
 
-		key1, w1 := freshWallet(25_000_000)
-		body := transferBody(acct.quote("25.00"), "25.00", rid, true)
-		body["wallet_address"] = w1.Hex()
-		t1 := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
-		id1, addr1 := t1["id"].(string), common.HexToAddress(t1["deposit_address"].(string))
+		id1, addr1, key1, _ := openV1(acct, rid, "25.00", 25_000_000)
 		_, err := base.Transfer(context.Background(), stranger, devchain.USDC, addr1, big.NewInt(1))
 		Expect(err).NotTo(HaveOccurred())
 		_, err = base.Transfer(context.Background(), key1, devchain.USDC, addr1, big.NewInt(10_000_000))
 		Expect(err).NotTo(HaveOccurred())
 		_, err = base.Transfer(context.Background(), key1, devchain.USDC, addr1, big.NewInt(15_000_000))
 		Expect(err).NotTo(HaveOccurred())
-
-		key2, w2 := freshWallet(21_000_000)
-		body = transferBody(acct.quote("21.00"), "21.00", rid, true)
-		body["wallet_address"] = w2.Hex()
-		m := acct.must(200, "POST", "/api/payouts/transfer/v2", body)
-		id2 := m["transfer_id"].(string)
-		tx2, err := base.Transfer(context.Background(), key2, devchain.USDC, common.HexToAddress(m["deposit_address"].(string)), big.NewInt(21_000_000))
-		Expect(err).NotTo(HaveOccurred())
-		acct.must(200, "POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{"transfer_id": id2, "tx_hash": tx2.TxHash.Hex()})
-
-		key3, w3 := freshWallet(22_000_000)
-		body = transferBody(acct.quote("22.00"), "22.00", rid, true)
-		body["wallet_address"] = w3.Hex()
-		t3 := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
-		id3 := t3["id"].(string)
+		id2 := payV2(acct, rid, "21.00", 21_000_000)
+		id3, addr3, key3, w3 := openV1(acct, rid, "22.00", 22_000_000)
 		Expect(admin.BlockWallet(context.Background(), env.Client, w3.Hex(), "upgrade spec")).To(Succeed())
-		_, err = base.Transfer(context.Background(), key3, devchain.USDC, common.HexToAddress(t3["deposit_address"].(string)), big.NewInt(22_000_000))
+		_, err = base.Transfer(context.Background(), key3, devchain.USDC, addr3, big.NewInt(22_000_000))
 		Expect(err).NotTo(HaveOccurred())
-
-		Eventually(func() string { s, _ := acct.status(id1); return s }).WithTimeout(90 * time.Second).Should(Equal("completed"))
-		Eventually(func() string { s, _ := acct.status(id2); return s }).WithTimeout(90 * time.Second).Should(Equal("completed"))
-		Eventually(func() string { s, _ := acct.status(id3); return s }).WithTimeout(90 * time.Second).Should(Equal("failed"))
+		awaitStatuses(acct, map[string]string{id1: "completed", id2: "completed", id3: "failed"})
 		_, _, err = admin.RequestRefund(context.Background(), env.Client, id1, "upgrade spec")
 		Expect(err).NotTo(HaveOccurred())
 		_, _, err = admin.RequestRefund(context.Background(), env.Client, id3, "upgrade spec")
@@ -427,33 +442,14 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 		rid := acct.recipient("Upgrade Payee")
 		stranger, _ := freshWallet(1_000_000)
 
-		key1, w1 := freshWallet(25_000_000)
-		body := transferBody(acct.quote("25.00"), "25.00", rid, true)
-		body["wallet_address"] = w1.Hex()
-		t1 := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
-		id1, addr1 := t1["id"].(string), common.HexToAddress(t1["deposit_address"].(string))
+		id1, addr1, key1, _ := openV1(acct, rid, "25.00", 25_000_000)
 		_, err := base.Transfer(context.Background(), key1, devchain.USDC, addr1, big.NewInt(25_000_000))
 		Expect(err).NotTo(HaveOccurred())
 		_, err = base.Transfer(context.Background(), stranger, devchain.USDC, addr1, big.NewInt(1))
 		Expect(err).NotTo(HaveOccurred())
-
-		v2 := func(amount string, units int64) string {
-			key, w := freshWallet(units)
-			body := transferBody(acct.quote(amount), amount, rid, true)
-			body["wallet_address"] = w.Hex()
-			m := acct.must(200, "POST", "/api/payouts/transfer/v2", body)
-			tx, err := base.Transfer(context.Background(), key, devchain.USDC, common.HexToAddress(m["deposit_address"].(string)), big.NewInt(units))
-			Expect(err).NotTo(HaveOccurred())
-			id := m["transfer_id"].(string)
-			acct.must(200, "POST", "/api/payouts/transfer/v2/confirm-transfer", map[string]any{"transfer_id": id, "tx_hash": tx.TxHash.Hex()})
-			return id
-		}
-		id2 := v2("21.00", 21_000_000)
-		id3 := v2("22.00", 20_000_000)
-
-		Eventually(func() string { s, _ := acct.status(id1); return s }).WithTimeout(90 * time.Second).Should(Equal("completed"))
-		Eventually(func() string { s, _ := acct.status(id2); return s }).WithTimeout(90 * time.Second).Should(Equal("completed"))
-		Eventually(func() string { s, _ := acct.status(id3); return s }).WithTimeout(90 * time.Second).Should(Equal("failed"))
+		id2 := payV2(acct, rid, "21.00", 21_000_000)
+		id3 := payV2(acct, rid, "22.00", 20_000_000) // too little: failed, then refunded
+		awaitStatuses(acct, map[string]string{id1: "completed", id2: "completed", id3: "failed"})
 		ns := payoutv1.AccountNamespace(acct.name)
 		Expect(env.Client.Create(context.Background(), &payoutv1.Refund{
 			ObjectMeta: metav1.ObjectMeta{Name: id3, Namespace: ns, Labels: map[string]string{payoutv1.RefundTransferLabel: id3}},
