@@ -4,15 +4,14 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/testenv"
 )
 
 // TestCursorWriteKeepsANewerReleasesField: after a rollback, this release's watcher writes a
@@ -23,7 +22,15 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	c := set.Chains[devchain.Arbitrum]
 	network := payoutv1.NetworkArbitrum
 	deleteCursor(t, network)
-	withNewerStatusField(t, "chaincursors."+payoutv1.GroupVersion.Group, "nextRelease")
+	_, restore, err := env.WithNewerStatusField(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := restore(); err != nil {
+			t.Error(err)
+		}
+	})
 
 	startOperator(t, configOf(c, 2))
 	chaintest.Mine(t, c, 1)
@@ -38,12 +45,12 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	newer := &unstructured.Unstructured{}
 	newer.SetGroupVersionKind(payoutv1.GroupVersion.WithKind("ChainCursor"))
 	newer.SetName(string(network))
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"nextRelease":"kept"}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerStatusField+`":"kept"}}`))
 	eventually(t, 10*time.Second, "the newer release's field stored", func() bool {
 		if err := env.Client.Status().Patch(ctx, newer, patch); err != nil {
 			t.Fatal(err)
 		}
-		v, _, _ := unstructured.NestedString(newer.Object, "status", "nextRelease")
+		v, _, _ := unstructured.NestedString(newer.Object, "status", testenv.NewerStatusField)
 		return v == "kept"
 	})
 	chaintest.Mine(t, c, 3)
@@ -54,39 +61,7 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, got); err != nil {
 		t.Fatal(err)
 	}
-	if v, _, _ := unstructured.NestedString(got.Object, "status", "nextRelease"); v != "kept" {
-		t.Fatalf("the watcher's write dropped the newer release's status.nextRelease: %v", got.Object["status"])
+	if v, _, _ := unstructured.NestedString(got.Object, "status", testenv.NewerStatusField); v != "kept" {
+		t.Fatalf("the watcher's write dropped the newer release's status field: %v", got.Object["status"])
 	}
-}
-
-// withNewerStatusField adds an optional string field to the status of the CRD named crd, as a
-// newer release's CRD would, until the test ends, and waits until the API server stores it.
-func withNewerStatusField(t *testing.T, crd, field string) {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &apiextensionsv1.CustomResourceDefinition{}
-	if err := c.Get(ctx, client.ObjectKey{Name: crd}, obj); err != nil {
-		t.Fatal(err)
-	}
-	before := obj.DeepCopy()
-	status := obj.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
-	status.Properties[field] = apiextensionsv1.JSONSchemaProps{Type: "string"}
-	obj.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"] = status
-	if err := c.Update(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cur := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(ctx, client.ObjectKey{Name: crd}, cur); err == nil {
-			cur.Spec = before.Spec
-			_ = c.Update(ctx, cur)
-		}
-	})
 }
