@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -314,6 +315,26 @@ func (p *previousRun) log() string {
 	return b.String()
 }
 
+// markNewer writes testenv.NewerStatusField into the status of every object of kinds, again
+// until the API server serves the newer schema (a moment after the CRDs' update).
+func markNewer(kinds []string) {
+	GinkgoHelper()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerStatusField+`":"kept"}}`))
+	for _, kind := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(payoutv1.GroupVersion.WithKind(kind + "List"))
+		Expect(env.Client.List(context.Background(), list)).To(Succeed())
+		for i := range list.Items {
+			o := &list.Items[i]
+			Eventually(func() string {
+				Expect(env.Client.Status().Patch(context.Background(), o, patch)).To(Succeed())
+				v, _, _ := unstructured.NestedString(o.Object, "status", testenv.NewerStatusField)
+				return v
+			}).Should(Equal("kept"), kind+" "+o.GetName())
+		}
+	}
+}
+
 // openV1 opens a v1 transfer of amount on base from a fresh wallet holding units, and returns its
 // id, its deposit address, and the wallet's key and address.
 func openV1(acct *account, rid int64, amount string, units int64) (string, common.Address, *ecdsa.PrivateKey, common.Address) {
@@ -433,7 +454,7 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 		Expect(unexpected(lost(before, after))).To(BeEmpty(), "what the previous release dropped of this release's objects")
 	})
 
-	It("loses no field when this release reconciles what the previous one wrote", func() {
+	It("loses no field when this release reconciles what the previous one wrote, nor a newer release's", func() {
 		// The previous release writes: a v1 transfer with a stranger's dust, a v2 transfer, a v2
 		// transfer whose transaction sends too little, refunded; their mails and the cursor.
 		prev := startPrevious()
@@ -461,8 +482,15 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 			Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id1}, t)).To(Succeed())
 			return len(t.Status.StrayDeposits)
 		}).Should(Equal(1))
-		before := settled()
+		settled()
 		prev.kill()
+		// ...and a status field of a release newer than this one on every object (its CRDs
+		// installed, as after a rollback to this release): this release's writes keep it too.
+		kinds, restore, err := env.WithNewerStatusField(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(restore)
+		markNewer(kinds)
+		before := storedObjects()
 
 		// This release takes over (an upgrade) and reconciles all of it.
 		_, stop := runInProcess(env.Config, "--claim-grace", "1s")
