@@ -19,12 +19,14 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/archive/pgtest"
+	"github.com/stablepay/payout-operator/internal/fiat/wise"
 )
 
 // Retention (issue 17) on the real facade, the real transfer controller and a real PostgreSQL:
 // transfers are created through the API and finished by the controllers (a deposit recorded as
 // the chain watcher records it, the simulated bank paying out); the archiver runs its passes
-// with a clock an hour ahead and a retention of a minute, so that whatever ended is due.
+// with a clock past a completed payout's return window (six weeks and an hour ahead) and a
+// retention of a minute, so that whatever ended is due.
 var _ = Describe("retention: finished transfers move to the archive (issue 17)", Ordered, func() {
 	var (
 		pg       *pgtest.Server
@@ -43,7 +45,7 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		archived = openServer(cfg, unlimited)
 		cfg2 := archive.DefaultConfig()
 		cfg2.Retention, cfg2.Batch, cfg2.Rate = time.Minute, 10, 1000
-		arch = &controllers.Archiver{Client: srv.cfg.Client, Store: store, Clock: clocktesting.NewFakeClock(time.Now().Add(time.Hour)),
+		arch = &controllers.Archiver{Client: srv.cfg.Client, Store: store, Clock: clocktesting.NewFakeClock(time.Now().Add(wise.DefaultReturnWindow + time.Hour)),
 			Config: cfg2, TransferJSON: TransferLookupJSON, RecipientJSON: RecipientLookupJSON, Log: ctrl.Log.WithName("archiver")}
 	})
 

@@ -178,7 +178,7 @@ func (r *RefundReconciler) paidOut(ctx context.Context, t *payoutv1.Transfer) (s
 	if r.Provider == nil {
 		return "", errors.New("no payout provider to ask whether the transfer was paid")
 	}
-	p, err := r.Provider.Find(ctx, t.Name)
+	p, err := r.Provider.Find(ctx, t.Name, t.CreationTimestamp.Time)
 	if err != nil {
 		return "", fmt.Errorf("asking the provider about payout %s before refunding it: %w", t.Name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -142,6 +143,7 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	setReady(t, readyStatus(t.Status.Phase == payoutv1.PhaseCompleted || t.Status.Phase == payoutv1.PhaseRefunded),
 		string(t.Status.Phase), message)
+	setNeedsAttention(t)
 	if err := patchStatus(ctx, r.Client, before, t); err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone changed the transfer (a cancellation, a hash) since it was read: decide again
@@ -249,7 +251,7 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	if moves, why := moneyMoves(ctx, r.Gate); !moves {
 		in.Paused = why
 	}
-	if transfer.Pending(t) {
+	if transfer.AskProvider(t, in.Now) {
 		p, err := r.ensurePayout(ctx, t, in.Paused == "")
 		if err != nil {
 			return nil, err
@@ -455,7 +457,7 @@ func (r *TransferReconciler) bindDeposit(ctx context.Context, t *payoutv1.Transf
 // payout intent: the provider, not a status that a restore may have taken back, says whether the
 // money already went out.
 func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transfer) (*transfer.ProviderPayout, error) {
-	p, err := r.Provider.Find(ctx, t.Name)
+	p, err := r.Provider.Find(ctx, t.Name, t.CreationTimestamp.Time)
 	if err != nil {
 		return nil, fmt.Errorf("asking the provider about payout %s before failing the transfer: %w", t.Name, err)
 	}
@@ -468,17 +470,28 @@ func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transf
 // ensurePayout asks the provider about the payout of a stored intent and, for an intent the
 // provider does not know yet, creates it when mayCreate. Create is idempotent by reference, so
 // a crash after it and before the status write is recovered by the next pass finding the
-// payout.
+// payout. Once the provider gave the payout an id, it is asked by that id (a lookup by
+// reference may cost a search of every payout since the transfer's creation); an id it no
+// longer knows is looked up by reference once more, and a payout it accepted is never created
+// again.
 func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer, mayCreate bool) (*transfer.ProviderPayout, error) {
 	stored := t.Status.Payout
 	if stored.Provider != "" && stored.Provider != r.Provider.Name() {
 		return nil, reconcile.TerminalError(fmt.Errorf("the payout intent names provider %q but this deployment pays through %q", stored.Provider, r.Provider.Name()))
 	}
-	p, err := r.Provider.Find(ctx, stored.Reference)
+	var p *fiat.Payout
+	var err error
+	if stored.ProviderID != "" {
+		p, err = r.Provider.Get(ctx, stored.ProviderID)
+	}
+	if stored.ProviderID == "" || fiat.KindOf(err) == fiat.Inconsistent {
+		// no id yet, or one the provider does not know (any more): ask by reference
+		p, err = r.Provider.Find(ctx, stored.Reference, t.CreationTimestamp.Time)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("asking the provider about payout %s: %w", stored.Reference, err)
 	}
-	if p == nil && stored.State == payoutv1.PayoutAccepted {
+	if p == nil && (stored.State != payoutv1.PayoutRequested || stored.ProviderID != "") {
 		return &transfer.ProviderPayout{Found: false}, nil // never re-create an accepted payout
 	}
 	if (p == nil || p.State == fiat.StatePending) && !mayCreate {
@@ -504,7 +517,9 @@ func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Trans
 	if p.Reference != "" && p.Reference != stored.Reference {
 		return nil, reconcile.TerminalError(fmt.Errorf("the provider answered for reference %q, not %q", p.Reference, stored.Reference))
 	}
-	return providerView(p), nil
+	v := providerView(p)
+	v.ReturnWindow = r.Provider.ReturnWindow()
+	return v, nil
 }
 
 func providerView(p *fiat.Payout) *transfer.ProviderPayout {
@@ -642,6 +657,15 @@ func pendingMail(st *payoutv1.TransferStatus, kind payoutv1.NotificationKind) bo
 		}
 	}
 	return false
+}
+
+// setNeedsAttention records the NeedsAttention condition that t's payout facts call for
+// (transfer.Attention): a payout the provider lost, or one the recipient's bank returned.
+func setNeedsAttention(t *payoutv1.Transfer) {
+	if c, ok := transfer.Attention(t); ok {
+		c.ObservedGeneration = t.Generation
+		apimeta.SetStatusCondition(&t.Status.Conditions, c)
+	}
 }
 
 func lastMessage(t *payoutv1.Transfer) string {

@@ -34,7 +34,18 @@ const bankToken = "test-bank-token"
 // startBank starts a simulated bank for one test and a Wise-style client of it.
 func startBank(faults simbank.Faults) (*simbank.Server, fiat.Provider) {
 	GinkgoHelper()
-	bank, err := simbank.Start(simbank.Options{Addr: "127.0.0.1:0", Dir: GinkgoT().TempDir(), SettleAfter: 200 * time.Millisecond, Token: bankToken, Faults: faults})
+	return startBankWith(simbank.Options{Faults: faults})
+}
+
+// startBankWith starts a simulated bank with o (settling in 200 ms unless o says otherwise) and
+// a Wise-style client of it.
+func startBankWith(o simbank.Options) (*simbank.Server, fiat.Provider) {
+	GinkgoHelper()
+	o.Addr, o.Dir, o.Token = "127.0.0.1:0", GinkgoT().TempDir(), bankToken
+	if o.SettleAfter == 0 {
+		o.SettleAfter = 200 * time.Millisecond
+	}
+	bank, err := simbank.Start(o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(bank.Close)
 	cfg := wise.DefaultConfig()

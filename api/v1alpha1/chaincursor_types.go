@@ -55,6 +55,15 @@ type ChainCursorStatus struct {
 	// head then, never ahead of it).
 	// +optional
 	Head int64 `json:"head,omitempty"`
+	// gap is a range of blocks the watcher is scanning again because it lost its place: the
+	// cursor was created afresh while transfers existed (deleted by hand, or lost in a
+	// restore), or taken on another chain (its chain id or genesis changed). The watcher then
+	// restarts from the block of the oldest transfer in its address book (or startBlock, when
+	// earlier) instead of the head, so that no deposit is skipped; gap says which blocks are
+	// still to be scanned and why, and is cleared once block reaches gap.to
+	// (payout_chain_gap_blocks counts what is left).
+	// +optional
+	Gap *ChainGap `json:"gap,omitempty"`
 	// synced is true while the watcher keeps up with the head.
 	// +optional
 	Synced bool `json:"synced,omitempty"`
@@ -80,6 +89,23 @@ type ChainCursorStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ChainGap is a range of blocks a watcher scans again after it lost its place.
+type ChainGap struct {
+	// from is the first block of the range.
+	// +required
+	From int64 `json:"from"`
+	// to is its last block: the newest block at depth when the watcher restarted.
+	// +required
+	To int64 `json:"to"`
+	// reason says why the watcher restarted there.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	Reason string `json:"reason"`
+	// since is when the watcher restarted.
+	// +required
+	Since metav1.Time `json:"since"`
 }
 
 // ScannedPast reports whether the watcher has scanned, at the network's depth, a block whose

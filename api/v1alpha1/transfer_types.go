@@ -297,6 +297,13 @@ type DepositPart struct {
 	Record string `json:"record,omitempty"`
 }
 
+// NeedsAttentionCondition is a Transfer's condition for what only a person can settle about its
+// payout: True while the provider lost a payout it had accepted (reason PayoutLost) or the
+// recipient's bank returned a completed payout whose deposit is not refunded yet
+// (PayoutReturned). It appears only on transfers that needed it, and reads False once the facts
+// no longer ask (PayoutFound, ReturnRefunded). It is derived from status.payout, like the phase.
+const NeedsAttentionCondition = "NeedsAttention"
+
 // PayoutState is where the fiat payout stands at the provider.
 // +kubebuilder:validation:Enum=Requested;Accepted;Completed;Rejected
 type PayoutState string
@@ -351,6 +358,33 @@ type PayoutFacts struct {
 	// updatedAt is when the state last changed.
 	// +optional
 	UpdatedAt *metav1.Time `json:"updatedAt,omitempty"`
+	// lostAt is when the provider first answered that it holds no such payout (neither under
+	// providerID nor under the reference) although it had accepted it: money may have moved, so
+	// nothing is created again and nothing fails on its own; the controller keeps asking and the
+	// NeedsAttention condition says so. Cleared when the provider knows the payout again.
+	// +optional
+	LostAt *metav1.Time `json:"lostAt,omitempty"`
+	// returnWindowEndsAt is, for a completed payout, until when the recipient's bank may still
+	// return it (the provider's return window from the completion): the controller asks the
+	// provider about it, rarely, until then, and the archiver keeps the transfer live.
+	// +optional
+	ReturnWindowEndsAt *metav1.Time `json:"returnWindowEndsAt,omitempty"`
+	// returned is set when the provider reported a completed payout cancelled after all: the
+	// recipient's bank returned the money. The public status stays completed (spec 3.1: terminal);
+	// the deposit is owed to its sender again (transfer.OwedOf), and NeedsAttention says so.
+	// +optional
+	Returned *PayoutReturn `json:"returned,omitempty"`
+}
+
+// PayoutReturn is a completed payout that the recipient's bank sent back.
+type PayoutReturn struct {
+	// at is when the controller saw the provider report it.
+	// +required
+	At metav1.Time `json:"at"`
+	// message is the provider's reason.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
 }
 
 // TransferFailure is why a transfer failed.

@@ -38,6 +38,10 @@ var previousLosses = map[string]map[string]string{
 		// block scanned at depth writes blockTime again, and until then no transfer expires
 		// on it (ChainCursor.ScannedPast)
 		"ChainCursor status.blockTime": "a full update of the cursor's status",
+		// likewise a gap being scanned again: the rescan goes on from the cursor's block, only
+		// the record of what is left (and payout_chain_gap_blocks) goes
+		"ChainCursor status.gap.from": "a full update", "ChainCursor status.gap.to": "a full update",
+		"ChainCursor status.gap.reason": "a full update", "ChainCursor status.gap.since": "a full update",
 	},
 }
 

@@ -100,13 +100,14 @@ func hashFree(ctx context.Context, c client.Client, t *payoutv1.Transfer) (bool,
 }
 
 // CheckRefundable says why the deposit of t may not be refunded, or nil when it may: only a
-// failed transfer whose deposit arrived from an address the refund wallet can send to has its
-// deposit to send back (its stray deposits are owed whatever its status: transfer.OwedOf).
+// failed transfer (or one whose completed payout the recipient's bank returned) whose deposit
+// arrived from an address the refund wallet can send to has its deposit to send back (its stray
+// deposits are owed whatever its status: transfer.OwedOf).
 func CheckRefundable(t *payoutv1.Transfer) error {
 	switch {
 	case t.Status.Refund != nil:
 		return refuse(ErrRefundAlreadyRequested, "transfer %s is already refunded (transaction %s)", t.Name, t.Status.Refund.TxHash)
-	case t.Status.Failure == nil:
+	case !transfer.OwesDeposit(t):
 		return refuse(ErrNotRefundable, "transfer %s %s: only a failed transfer whose deposit arrived can be refunded",
 			t.Name, phaseText(t.Status.Phase))
 	case t.Status.Deposit == nil || t.Status.Deposit.ConfirmedAt == nil:

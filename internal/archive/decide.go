@@ -39,7 +39,7 @@ const (
 	// QuoteUnexpired: the transfer's quote could still be used, and the transfer's name (its id)
 	// is what makes a quote single-use: it must not be free before the quote expires.
 	QuoteUnexpired Reason = "QuoteUnexpired"
-	// Retained: ended, but within the retention.
+	// Retained: ended, but within the retention (or its completed payout's return window).
 	Retained Reason = "Retained"
 	// LineageLive: a transfer of the recipient's lineage is still live.
 	LineageLive Reason = "LineageLive"
@@ -130,12 +130,23 @@ func DecideTransfer(in TransferInput) Verdict {
 	case !t.Spec.KeepRecipient && in.RecipientActive:
 		return Verdict{Reason: RecipientPending}
 	case !in.QuoteExpiresAt.IsZero() && in.Now.Before(in.QuoteExpiresAt):
-		return Verdict{Reason: QuoteUnexpired, At: later(in.QuoteExpiresAt, EndedAt(t).Add(in.Retention))}
+		return Verdict{Reason: QuoteUnexpired, At: later(in.QuoteExpiresAt, retainedUntil(t, in.Retention))}
 	}
-	if due := EndedAt(t).Add(in.Retention); in.Now.Before(due) {
+	if due := retainedUntil(t, in.Retention); in.Now.Before(due) {
 		return Verdict{Reason: Retained, At: due}
 	}
 	return Verdict{Reason: Due}
+}
+
+// retainedUntil is when a finished transfer's retention ends: retention after its last change,
+// and not before its completed payout's return window closes (the transfer controller asks the
+// provider about a return until then, which it can only do for a live transfer).
+func retainedUntil(t *payoutv1.Transfer, retention time.Duration) time.Time {
+	due := EndedAt(t).Add(retention)
+	if p := t.Status.Payout; p != nil && p.Returned == nil && p.ReturnWindowEndsAt != nil {
+		due = later(due, p.ReturnWindowEndsAt.Time)
+	}
+	return due
 }
 
 // owedReason says why money the transfer owes keeps it live: MoneyOwed while an owed item has
@@ -167,7 +178,7 @@ func refundInFlight(in TransferInput) bool {
 		switch rf.Status.State {
 		case payoutv1.RefundRefused:
 		case payoutv1.RefundConfirmed:
-			if rf.Spec.Deposit == nil && in.Transfer.Status.Refund == nil && in.Transfer.Status.Failure != nil {
+			if rf.Spec.Deposit == nil && in.Transfer.Status.Refund == nil && transfer.OwesDeposit(in.Transfer) {
 				return true // not copied into the transfer yet
 			}
 		default:

@@ -61,6 +61,11 @@ func TestDecideTransfer(t *testing.T) {
 	strayRefund := func(state payoutv1.RefundState) []payoutv1.Refund {
 		return []payoutv1.Refund{refund(payoutv1.StrayRefundName("65f1c0de9a8b7c6d5e4f3a21", *strayRef), state, strayRef)}
 	}
+	windowEnd := metav1.NewTime(now.Add(10 * 24 * time.Hour))
+	windowOpen := func(t *payoutv1.Transfer) { t.Status.Payout.ReturnWindowEndsAt = &windowEnd }
+	returned := func(t *payoutv1.Transfer) {
+		t.Status.Payout.Returned = &payoutv1.PayoutReturn{At: recent, Message: "account closed"}
+	}
 	released := func(t *payoutv1.Transfer) {
 		at := metav1.NewTime(now.Add(-45 * 24 * time.Hour))
 		t.Spec.Method, t.Spec.TxHash = payoutv1.TransferV2, "0x"+strings.Repeat("ab", 32)
@@ -106,6 +111,18 @@ func TestDecideTransfer(t *testing.T) {
 		{"quote still valid", TransferInput{Transfer: completed(), QuoteExpiresAt: now.Add(time.Minute)}, QuoteUnexpired},
 		{"quote expired", TransferInput{Transfer: completed(), QuoteExpiresAt: now.Add(-time.Minute)}, Due},
 		{"being deleted", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.DeletionTimestamp = &recent })}, Deleting},
+		// issue 23 item 10: a completed payout the recipient's bank may still return
+		{"completed, its return window open past the retention", TransferInput{Transfer: completed(windowOpen)}, Retained},
+		{"completed, its return window closed", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) {
+			end := metav1.NewTime(now.Add(-time.Minute))
+			t.Status.Payout.ReturnWindowEndsAt = &end
+		})}, Due},
+		{"returned by the recipient's bank, deposit not refunded", TransferInput{Transfer: completed(windowOpen, returned)}, MoneyOwed},
+		{"returned, its refund confirmed, not yet in the transfer", TransferInput{Transfer: completed(windowOpen, returned),
+			Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundConfirmed, nil)}}, RefundInFlight},
+		{"returned and refunded", TransferInput{Transfer: completed(windowOpen, returned, func(t *payoutv1.Transfer) {
+			t.Status.Refund = &payoutv1.RefundFacts{TxHash: "0xbb"}
+		}), Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundConfirmed, nil)}}, Due},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -114,8 +131,12 @@ func TestDecideTransfer(t *testing.T) {
 			if got.Reason != c.want {
 				t.Fatalf("got %s, want %s", got.Reason, c.want)
 			}
-			if got.Reason == Retained && !got.At.Equal(recent.Add(retention)) {
-				t.Errorf("due at %v, want %v", got.At, recent.Add(retention))
+			want := recent.Add(retention)
+			if p := c.in.Transfer.Status.Payout; p != nil && p.ReturnWindowEndsAt != nil {
+				want = p.ReturnWindowEndsAt.Time
+			}
+			if got.Reason == Retained && !got.At.Equal(want) {
+				t.Errorf("due at %v, want %v", got.At, want)
 			}
 		})
 	}

@@ -19,8 +19,13 @@
 //     on a Transient or Inconsistent error.
 //  4. After a restart with an intent but no provider id, Find by reference: found means record
 //     it (and, if still StatePending, call Create to fund it); not found means Create.
-//  5. Poll Get until StateCompleted or StateRejected. Only a Permanent error from Create, or a
-//     payout in StateRejected, proves that no money went out and lets the transfer fail.
+//  5. Once the provider id is recorded, poll Get by that id (never Find: a lookup by reference
+//     may cost a search) until StateCompleted or StateRejected. Only a Permanent error from
+//     Create, or a payout in StateRejected, proves that no money went out and lets the transfer
+//     fail. An id the provider no longer knows (Inconsistent) is asked by reference once more;
+//     still unknown, the payout is lost: never created again, a case for a person.
+//  6. After StateCompleted, keep asking Get, rarely, for ReturnWindow: a payout returned by the
+//     recipient's bank reads StateRejected, and the money it paid is owed again.
 //
 // Amounts are shopspring decimals in currency units (not integer minor units), with at most the
 // currency's ISO 4217 minor units of decimals (pricing.MinorUnits); nothing here passes through

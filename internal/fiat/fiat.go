@@ -16,16 +16,24 @@ type Provider interface {
 	// provider about the payout.
 	Name() string
 	// Find returns the payout made under reference, or nil, nil when the provider has none. It
-	// changes nothing at the provider.
-	Find(ctx context.Context, reference string) (*Payout, error)
+	// changes nothing at the provider. notBefore is a time before which no payout under the
+	// reference can exist (the creation of the transfer it pays): a provider that cannot look a
+	// reference up directly searches its payouts created since then, all of them, so that nil
+	// means none (a search it could not finish is a Transient error, never nil); the zero time
+	// searches everything.
+	Find(ctx context.Context, reference string, notBefore time.Time) (*Payout, error)
 	// Create makes and funds the payout of req. It is idempotent by req.Reference: when a payout
 	// with that reference exists, Create returns it (funding it first if it was left unfunded)
 	// and makes no second one. A payout that exists but differs from req is an Inconsistent
 	// error.
 	Create(ctx context.Context, req PayoutRequest) (*Payout, error)
 	// Get returns the payout with the provider's id. The caller must check that the Reference
-	// of the answer is its own.
+	// of the answer is its own. An id the provider does not know is an Inconsistent error.
 	Get(ctx context.Context, providerID string) (*Payout, error)
+	// ReturnWindow is how long after a payout reached StateCompleted the provider may still
+	// report it returned (the recipient's bank sent the money back: StateRejected after
+	// StateCompleted); the caller keeps asking until then. 0 means the provider never does.
+	ReturnWindow() time.Duration
 }
 
 // PayoutRequest is one payout. The caller rebuilds it from the stored transfer on every call, so
@@ -76,14 +84,18 @@ const (
 	StatePending State = "pending"
 	// StateAccepted: funded and in progress (checks, conversion, sending). Not terminal.
 	StateAccepted State = "accepted"
-	// StateCompleted: the outgoing payment was sent to the recipient's bank. Terminal.
+	// StateCompleted: the outgoing payment was sent to the recipient's bank. The end of the
+	// normal flow, but not final: within the provider's ReturnWindow the recipient's bank may
+	// return the payment, and the payout then reads StateAccepted (bounced, may be sent again)
+	// or StateRejected (returned: no money reached the recipient).
 	StateCompleted State = "completed"
 	// StateRejected: the provider cancelled the payout (refused, bounced and returned); no money
-	// reached the recipient. Terminal; Message says why.
+	// reached the recipient. Final; Message says why.
 	StateRejected State = "rejected"
 )
 
-// Terminal reports whether the state can no longer change.
+// Terminal reports whether the payout reached the end of its flow: completed or rejected. A
+// completed payout can still be returned within the provider's ReturnWindow.
 func (s State) Terminal() bool { return s == StateCompleted || s == StateRejected }
 
 // Payout is a payout as the provider reports it.

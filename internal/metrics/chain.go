@@ -42,3 +42,35 @@ func DepositDetected(network payoutv1.Network, blockTime, recordedAt time.Time) 
 		chainDetectionLag.WithLabelValues(n).Set(max(recordedAt.Sub(blockTime).Seconds(), 0))
 	}
 }
+
+// ChainGap records how many blocks of a gap (ChainCursor status.gap: blocks a watcher scans again
+// after it lost its place) the network's watcher has still to scan; 0 when it has none. It stays
+// above 0 until the gap is scanned, also across restarts (the watcher reads the gap back from
+// its cursor).
+//
+// The watcher calls it whenever its cursor moves:
+//
+//	metrics.ChainGap(w.network(), remaining)
+func ChainGap(network payoutv1.Network, remaining int64) {
+	chainGap.WithLabelValues(oneOf(string(network), networks)).Set(float64(max(remaining, 0)))
+}
+
+// Results of a cross-check (ChainCrossCheck).
+const (
+	CrossCheckAgreed    = "agreed"
+	CrossCheckDisagreed = "disagreed"
+	CrossCheckUnchecked = "unchecked"
+)
+
+var crossCheckResults = set(CrossCheckAgreed, CrossCheckDisagreed, CrossCheckUnchecked)
+
+// ChainCrossCheck counts an answer that credits money (a scanned range, a receipt at depth)
+// asked again of a second RPC endpoint, by result: agreed, disagreed (nothing was credited) or
+// unchecked (more than one endpoint is configured but no other could be asked).
+//
+// The chain client calls it through evm.Chain.CrossChecked:
+//
+//	ch.CrossChecked = func(r evm.CrossCheck) { metrics.ChainCrossCheck(name, string(r)) }
+func ChainCrossCheck(network payoutv1.Network, result string) {
+	chainCrossChecks.WithLabelValues(oneOf(string(network), networks), oneOf(result, crossCheckResults)).Inc()
+}

@@ -12,6 +12,8 @@
 //
 //	payout_transfers{status}                              gauge: transfers by status, counted in the informer cache at scrape time (CountTransfers)
 //	payout_transfers_awaiting_chain{network}              gauge: v1 transfers past their expiry that wait for the watcher to pass it (CountTransfers)
+//	payout_transfers_needing_attention{reason}            gauge: transfers whose payout the provider lost or the recipient's bank returned, unsettled (CountTransfers)
+//	payout_transfer_oldest_in_status_seconds{status}      gauge: time the longest-waiting transfer has been in each status that is not an end (CountTransfers)
 //	payout_transfer_transitions_total{from,to}            counter: status changes written by the transfer controller (TransferStatusChanged)
 //	payout_transfer_status_duration_seconds{status}       histogram: time a transfer spent in a status, observed when it leaves it
 //	payout_chain_head_block{network}                      gauge: the newest block the deposit watcher saw (ChainHead)
@@ -19,6 +21,8 @@
 //	payout_chain_head_lag_blocks{network}                 gauge: head minus scanned (the confirmation depth plus any backlog)
 //	payout_chain_detection_lag_seconds{network}           gauge: block time to recording, of the latest deposit recorded (DepositDetected)
 //	payout_chain_deposits_total{network}                  counter: deposits recorded by the watcher
+//	payout_chain_gap_blocks{network}                      gauge: blocks to scan again after the watcher lost its place, not scanned yet (ChainGap)
+//	payout_chain_crosschecks_total{network,result}        counter: answers that credit money asked again of a second RPC endpoint (ChainCrossCheck)
 //	payout_provider_requests_total{operation,outcome}     counter: calls to the fiat payout provider (ProviderCall, InstrumentProvider)
 //	payout_provider_request_duration_seconds{operation}   histogram: their latency
 //	payout_facade_requests_total{route,method,code}       counter: REST facade requests, by route template (FacadeRequest)
@@ -32,6 +36,7 @@
 // Label values:
 //
 //	status     a transfer phase (ready_to_process ... refunded), or "none" before the first status
+//	reason     (needing attention) payout_lost, payout_returned
 //	network    arbitrum, avalanche, base, ethereum, polygon, solana, tron
 //	operation  find, create, get (the methods of fiat.Provider)
 //	outcome    success, transient, permanent, inconsistent
@@ -40,5 +45,6 @@
 //	code       the HTTP status code
 //	limit      a per-key budget of spec 8.1 (quote, transfer, recipients, ...) or "auth-failures";
 //	           for the limit store's errors: "per-key" or "auth-failures"
-//	reason     missing, malformed, invalid
+//	reason     (auth failures) missing, malformed, invalid
+//	result     agreed, disagreed, unchecked
 package metrics

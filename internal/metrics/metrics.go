@@ -9,6 +9,8 @@ import (
 const (
 	TransfersName              = "payout_transfers"
 	TransfersAwaitingChainName = "payout_transfers_awaiting_chain"
+	TransfersAttentionName     = "payout_transfers_needing_attention"
+	OldestInStatusName         = "payout_transfer_oldest_in_status_seconds"
 	TransferTransitionsName    = "payout_transfer_transitions_total"
 	TransferStatusDurationName = "payout_transfer_status_duration_seconds"
 	ChainHeadBlockName         = "payout_chain_head_block"
@@ -16,6 +18,8 @@ const (
 	ChainHeadLagName           = "payout_chain_head_lag_blocks"
 	ChainDetectionLagName      = "payout_chain_detection_lag_seconds"
 	ChainDepositsName          = "payout_chain_deposits_total"
+	ChainGapName               = "payout_chain_gap_blocks"
+	ChainCrossChecksName       = "payout_chain_crosschecks_total"
 	ProviderRequestsName       = "payout_provider_requests_total"
 	ProviderDurationName       = "payout_provider_request_duration_seconds"
 	FacadeRequestsName         = "payout_facade_requests_total"
@@ -48,6 +52,8 @@ type Metric struct {
 var Catalog = []Metric{
 	{TransfersName, Gauge, []string{"status"}, "Transfers by status, counted in the informer cache at scrape time."},
 	{TransfersAwaitingChainName, Gauge, []string{"network"}, "v1 transfers past their expiry on the clock, without their deposit, that wait for the network's watcher to scan past the expiry before they may fail (a lagging watcher or node)."},
+	{TransfersAttentionName, Gauge, []string{"reason"}, "Transfers whose payout needs a person: payout_lost (the provider no longer knows a payout it accepted), payout_returned (the recipient's bank returned a completed payout whose deposit is not refunded yet)."},
+	{OldestInStatusName, Gauge, []string{"status"}, "Seconds the longest-waiting transfer has been in each status that is not an end, at scrape time; 0 when none is in it."},
 	{TransferTransitionsName, Counter, []string{"from", "to"}, "Transfer status changes written by the transfer controller."},
 	{TransferStatusDurationName, Histogram, []string{"status"}, "Seconds a transfer spent in a status, observed when it left it."},
 	{ChainHeadBlockName, Gauge, []string{"network"}, "Newest block number the deposit watcher read from the network."},
@@ -55,6 +61,8 @@ var Catalog = []Metric{
 	{ChainHeadLagName, Gauge, []string{"network"}, "Blocks between the head and the newest scanned block: the confirmation depth plus any backlog."},
 	{ChainDetectionLagName, Gauge, []string{"network"}, "Seconds from the block time of the latest recorded deposit to its recording."},
 	{ChainDepositsName, Counter, []string{"network"}, "Deposits recorded by the deposit watcher."},
+	{ChainGapName, Gauge, []string{"network"}, "Blocks the deposit watcher must scan again after it lost its place (cursor deleted, chain id or genesis changed) and has not scanned yet; 0 when none."},
+	{ChainCrossChecksName, Counter, []string{"network", "result"}, "Answers that credit money (a scanned range, a receipt at depth) asked again of a second RPC endpoint: agreed, disagreed (nothing credited) or unchecked (no other endpoint could be asked)."},
 	{ProviderRequestsName, Counter, []string{"operation", "outcome"}, "Calls to the fiat payout provider, by operation and outcome."},
 	{ProviderDurationName, Histogram, []string{"operation"}, "Latency of calls to the fiat payout provider in seconds."},
 	{FacadeRequestsName, Counter, []string{"route", "method", "code"}, "REST facade requests by route template, method and status code."},
@@ -119,6 +127,8 @@ var (
 	chainHeadLag           = newGaugeVec(ChainHeadLagName)
 	chainDetectionLag      = newGaugeVec(ChainDetectionLagName)
 	chainDeposits          = newCounterVec(ChainDepositsName)
+	chainGap               = newGaugeVec(ChainGapName)
+	chainCrossChecks       = newCounterVec(ChainCrossChecksName)
 	providerRequests       = newCounterVec(ProviderRequestsName)
 	providerDuration       = newHistogramVec(ProviderDurationName, providerBuckets)
 	facadeRequests         = newCounterVec(FacadeRequestsName)
@@ -127,14 +137,14 @@ var (
 	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
 	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
 	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
-	transfers              = &transferCounter{desc: newDesc(TransfersName), awaitingChain: newDesc(TransfersAwaitingChainName)}
+	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 )
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(
 		transfers, transferTransitions, transferStatusDuration,
-		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits,
+		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits, chainGap, chainCrossChecks,
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors,

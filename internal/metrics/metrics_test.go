@@ -36,6 +36,8 @@ func TestCatalogIsRegistered(t *testing.T) {
 	metrics.ProviderCall(metrics.OpFind, nil, time.Millisecond)
 	metrics.ChainHead(payoutv1.NetworkBase, 10, 8)
 	metrics.DepositDetected(payoutv1.NetworkBase, time.Now(), time.Now())
+	metrics.ChainGap(payoutv1.NetworkBase, 0)
+	metrics.ChainCrossCheck(payoutv1.NetworkBase, metrics.CrossCheckAgreed)
 	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
 	s := metricstest.MustGather(t)
 	for _, m := range metrics.Catalog {
@@ -137,8 +139,10 @@ func TestLabelsStayBounded(t *testing.T) {
 	metrics.FacadeRequest("/api/payouts/transfer/0123456789abcdef01234567", "BREW", 418, time.Millisecond)
 	metrics.RateLimited("whatever")
 	metrics.AuthFailure("because")
+	metrics.ChainCrossCheck("mars", "maybe")
 	s := metricstest.MustGather(t)
 	for name, want := range map[string]string{
+		metrics.ChainCrossChecksName:    "network=other,result=other",
 		metrics.TransferTransitionsName: "from=other,to=other",
 		metrics.ChainHeadBlockName:      "network=other",
 		metrics.ProviderRequestsName:    "operation=other,outcome=transient",
@@ -164,8 +168,9 @@ func contains(list []string, v string) bool {
 // fakeProvider is a test double of a payout provider: it answers from fixed values.
 type fakeProvider struct{ err error }
 
-func (fakeProvider) Name() string { return "fake" }
-func (p fakeProvider) Find(context.Context, string) (*fiat.Payout, error) {
+func (fakeProvider) Name() string                { return "fake" }
+func (fakeProvider) ReturnWindow() time.Duration { return time.Hour }
+func (p fakeProvider) Find(context.Context, string, time.Time) (*fiat.Payout, error) {
 	return nil, p.err
 }
 func (p fakeProvider) Create(context.Context, fiat.PayoutRequest) (*fiat.Payout, error) {
@@ -180,7 +185,7 @@ func TestInstrumentProvider(t *testing.T) {
 	if ok.Name() != "fake" {
 		t.Errorf("Name = %q", ok.Name())
 	}
-	_, _ = ok.Find(ctx, "ref")
+	_, _ = ok.Find(ctx, "ref", time.Time{})
 	_, _ = ok.Create(ctx, fiat.PayoutRequest{})
 	refused := metrics.InstrumentProvider(fakeProvider{err: fiat.Errorf(fiat.Permanent, "no")})
 	if _, err := refused.Create(ctx, fiat.PayoutRequest{}); !fiat.IsPermanent(err) {
@@ -216,6 +221,23 @@ func TestChain(t *testing.T) {
 	}
 	if d := moved(s0, s1, metrics.ChainDepositsName, "network", "polygon"); d != 1 {
 		t.Errorf("deposits moved by %v", d)
+	}
+
+	// a gap counts what is left of it, never below 0
+	for _, c := range []struct{ remaining, want int64 }{{1500, 1500}, {12, 12}, {-3, 0}} {
+		metrics.ChainGap(payoutv1.NetworkPolygon, c.remaining)
+		if got := metricstest.MustGather(t).Sum(metrics.ChainGapName, "network", "polygon"); got != float64(c.want) {
+			t.Errorf("gap of %d blocks left reads %v", c.remaining, got)
+		}
+	}
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckDisagreed)
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckAgreed)
+	metrics.ChainCrossCheck(payoutv1.NetworkPolygon, metrics.CrossCheckAgreed)
+	s2 := metricstest.MustGather(t)
+	for result, want := range map[string]float64{metrics.CrossCheckAgreed: 2, metrics.CrossCheckDisagreed: 1, metrics.CrossCheckUnchecked: 0} {
+		if d := moved(s1, s2, metrics.ChainCrossChecksName, "network", "polygon", "result", result); d != want {
+			t.Errorf("cross-checks %s moved by %v, want %v", result, d, want)
+		}
 	}
 }
 
@@ -271,6 +293,68 @@ func TestAwaitingChain(t *testing.T) {
 	for _, c := range cases {
 		if got := metrics.AwaitingChain(testgen.Transfer("payout-acme", "0123456789abcdef01234567", c.mods...), now); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStuckAndAttention: the age of the longest-waiting transfer in each status that is not an
+// end is a gauge, so an alert fires for a transfer that never leaves its status (the histogram
+// observes only leaving one); payouts the provider lost or the recipient's bank returned are
+// counted until a person settles them.
+func TestStuckAndAttention(t *testing.T) {
+	now := time.Now()
+	in := func(id string, phase payoutv1.TransferPhase, since time.Duration, mods ...func(*payoutv1.Transfer)) payoutv1.Transfer {
+		return *testgen.Transfer("payout-a", id, append([]func(*payoutv1.Transfer){func(tr *payoutv1.Transfer) {
+			tr.CreationTimestamp = metav1.NewTime(now.Add(-48 * time.Hour))
+			tr.Status.Phase = phase
+			tr.Status.History = []payoutv1.StatusChange{
+				{Status: payoutv1.PhaseReadyToProcess, At: tr.CreationTimestamp},
+				{Status: phase, At: metav1.NewTime(now.Add(-since))},
+			}
+		}}, mods...)...)
+	}
+	at := metav1.NewTime(now.Add(-time.Hour))
+	payout := func(mod func(*payoutv1.PayoutFacts)) func(*payoutv1.Transfer) {
+		return func(tr *payoutv1.Transfer) {
+			tr.Status.Payout = &payoutv1.PayoutFacts{Reference: tr.Name, State: payoutv1.PayoutAccepted}
+			mod(tr.Status.Payout)
+		}
+	}
+	returned := func(p *payoutv1.PayoutFacts) {
+		p.State, p.Returned = payoutv1.PayoutCompleted, &payoutv1.PayoutReturn{At: at, Message: "account closed"}
+	}
+	objs := []payoutv1.Transfer{
+		in("000000000000000000000001", payoutv1.PhaseTransferCreated, 3*time.Hour),
+		in("000000000000000000000002", payoutv1.PhaseTransferCreated, 10*time.Minute, payout(func(p *payoutv1.PayoutFacts) { p.LostAt = &at })),
+		in("000000000000000000000003", payoutv1.PhaseProcessing, 20*time.Minute),
+		in("000000000000000000000004", payoutv1.PhaseCompleted, 30*24*time.Hour, payout(returned)),
+		in("000000000000000000000005", payoutv1.PhaseCompleted, 30*24*time.Hour, payout(returned), func(tr *payoutv1.Transfer) {
+			tr.Status.Refund = &payoutv1.RefundFacts{TxHash: "0xfeed"}
+		}),
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme.New())
+	for i := range objs {
+		b = b.WithObjects(&objs[i])
+	}
+	metrics.CountTransfers(b.Build())
+	s := metricstest.MustGather(t)
+	for _, c := range []struct {
+		status string
+		want   time.Duration
+	}{
+		{"transfer_created", 3 * time.Hour}, {"processing", 20 * time.Minute}, {"ready_to_process", 0}, {"pending_match", 0},
+	} {
+		got := s.Sum(metrics.OldestInStatusName, "status", c.status)
+		if got < c.want.Seconds() || got > c.want.Seconds()+60 {
+			t.Errorf("oldest in %s: %vs, want %vs", c.status, got, c.want.Seconds())
+		}
+	}
+	if series := s.Series(metrics.OldestInStatusName); len(series) != 6 {
+		t.Errorf("one series per status that is not an end: %v", series)
+	}
+	for reason, want := range map[string]float64{metrics.AttentionPayoutLost: 1, metrics.AttentionPayoutReturned: 1} {
+		if got := s.Sum(metrics.TransfersAttentionName, "reason", reason); got != want {
+			t.Errorf("needing attention{reason=%s} = %v, want %v", reason, got, want)
 		}
 	}
 }

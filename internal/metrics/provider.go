@@ -49,9 +49,9 @@ func InstrumentProvider(p fiat.Provider) fiat.Provider {
 
 type instrumented struct{ fiat.Provider }
 
-func (i instrumented) Find(ctx context.Context, reference string) (*fiat.Payout, error) {
+func (i instrumented) Find(ctx context.Context, reference string, notBefore time.Time) (*fiat.Payout, error) {
 	start := time.Now()
-	p, err := i.Provider.Find(ctx, reference)
+	p, err := i.Provider.Find(ctx, reference, notBefore)
 	ProviderCall(OpFind, err, time.Since(start))
 	return p, err
 }

@@ -80,16 +80,34 @@ func CountTransfers(reader client.Reader) {
 
 type readerBox struct{ client.Reader }
 
-// transferCounter is the collector of payout_transfers and payout_transfers_awaiting_chain.
+// transferCounter is the collector of the gauges read from the transfers in the cache at
+// scrape time: payout_transfers, payout_transfers_awaiting_chain,
+// payout_transfers_needing_attention and payout_transfer_oldest_in_status_seconds.
 type transferCounter struct {
-	desc, awaitingChain *prometheus.Desc
-	reader              atomic.Pointer[readerBox]
+	desc, awaitingChain, attention, oldest *prometheus.Desc
+	reader                                 atomic.Pointer[readerBox]
 }
+
+func newTransferCounter() *transferCounter {
+	return &transferCounter{desc: newDesc(TransfersName), awaitingChain: newDesc(TransfersAwaitingChainName),
+		attention: newDesc(TransfersAttentionName), oldest: newDesc(OldestInStatusName)}
+}
+
+// Reasons of payout_transfers_needing_attention.
+const (
+	AttentionPayoutLost     = "payout_lost"
+	AttentionPayoutReturned = "payout_returned"
+)
 
 // scrapeTimeout bounds a scrape's wait for the cache (which blocks a list until it has synced).
 const scrapeTimeout = 5 * time.Second
 
-func (c *transferCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.awaitingChain }
+func (c *transferCounter) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.awaitingChain
+	ch <- c.attention
+	ch <- c.oldest
+}
 
 func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 	box := c.reader.Load()
@@ -109,12 +127,26 @@ func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 		counts[s] = 0
 	}
 	awaiting := map[payoutv1.Network]int{}
+	attention := map[string]int{AttentionPayoutLost: 0, AttentionPayoutReturned: 0}
+	oldest := map[string]time.Duration{}
+	for s := range statuses {
+		if s != statusNone && !payoutv1.TransferPhase(s).Terminal() {
+			oldest[s] = 0
+		}
+	}
 	now := time.Now()
 	for i := range list.Items {
 		t := &list.Items[i]
-		counts[statusLabel(t.Status.Phase)]++
+		status := statusLabel(t.Status.Phase)
+		counts[status]++
 		if AwaitingChain(t, now) {
 			awaiting[t.Spec.SourceNetwork]++
+		}
+		if reason := NeedsAttention(t); reason != "" {
+			attention[reason]++
+		}
+		if was, open := oldest[status]; open {
+			oldest[status] = max(was, timeIn(t, now))
 		}
 	}
 	for s, n := range counts {
@@ -123,6 +155,28 @@ func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 	for n, count := range awaiting {
 		ch <- prometheus.MustNewConstMetric(c.awaitingChain, prometheus.GaugeValue, float64(count), string(n))
 	}
+	for r, n := range attention {
+		ch <- prometheus.MustNewConstMetric(c.attention, prometheus.GaugeValue, float64(n), r)
+	}
+	for s, d := range oldest {
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, d.Seconds(), s)
+	}
+}
+
+// NeedsAttention is the reason t counts in payout_transfers_needing_attention, "" when it does
+// not: its payout was lost by the provider, or returned by the recipient's bank and its deposit
+// not refunded yet (the facts behind the transfer's NeedsAttention condition).
+func NeedsAttention(t *payoutv1.Transfer) string {
+	p := t.Status.Payout
+	switch {
+	case p == nil:
+		return ""
+	case p.Returned != nil && t.Status.Refund == nil:
+		return AttentionPayoutReturned
+	case p.Returned == nil && p.LostAt != nil:
+		return AttentionPayoutLost
+	}
+	return ""
 }
 
 // AwaitingChain reports whether t is a v1 transfer past its expiry on the clock that holds no

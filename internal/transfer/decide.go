@@ -540,23 +540,27 @@ func (d *decision) depositPays() bool {
 }
 
 // followProvider records the provider's word on a stored payout intent. States only move
-// forward: Requested → Accepted → Completed or Rejected.
+// forward: Requested → Accepted → Completed or Rejected. A payout the provider no longer knows is
+// lost (provider.go); a completed one it later reports cancelled was returned.
 func followProvider(d *decision) {
 	stored := d.in.CurrentPayoutIntent()
 	p := d.in.Provider
-	if stored == nil || p == nil || !Pending(d.t) {
+	if stored == nil || p == nil || !AskProvider(d.t, d.in.Now) {
 		return
-	}
-	if !p.Found && stored.State == payoutv1.PayoutAccepted {
-		d.event(corev1.EventTypeWarning, ReasonProviderLost, "the provider no longer knows payout %s (%s); asking again later", stored.Reference, stored.ProviderID)
 	}
 	if d.in.Paused != "" && stored.State == payoutv1.PayoutRequested && (!p.Found || p.State == payoutv1.PayoutRequested) {
 		d.out.Waiting = d.in.Paused // the controller did not create (or fund) it
 	}
 	if !p.Found {
+		providerLost(d)
 		return
 	}
+	providerFound(d)
 	cur := d.st.Payout
+	if cur.State == payoutv1.PayoutCompleted {
+		followReturn(d, p)
+		return
+	}
 	if rank(p.State) <= rank(cur.State) {
 		return
 	}
@@ -583,6 +587,7 @@ func followProvider(d *decision) {
 		d.note(ReasonPayoutAccepted, "the provider converted the funds and created payout %s of %s %s", cur.ProviderID, cur.TargetAmount, currency)
 	case payoutv1.PayoutCompleted:
 		d.note(ReasonPayoutCompleted, "%s %s sent to %s", cur.TargetAmount, currency, d.t.Spec.Recipient.AccountHolderName)
+		openReturnWindow(d)
 	case payoutv1.PayoutRejected:
 		msg := p.Message
 		if msg == "" {
@@ -607,13 +612,14 @@ func rank(s payoutv1.PayoutState) int {
 }
 
 // recordRefunds records refunds whose transactions are at depth. The refund of the transfer's
-// deposit makes it read refunded: only a transfer already stored as failed, whose deposit
-// arrived, can be refunded (the refund controller refuses the others), so refunded is reached
-// from failed and from nothing else. A refund of a stray deposit is listed with the stray and
-// changes no status.
+// deposit makes a failed transfer read refunded: only a transfer already stored as failed (or
+// whose completed payout was returned), whose deposit arrived, can be refunded (the refund
+// controller refuses the others), so refunded is reached from failed and from nothing else (a
+// returned payout's transfer stays completed: Phase). A refund of a stray deposit is listed with
+// the stray and changes no status.
 func recordRefunds(d *decision) {
 	if rf := d.in.Refund; rf != nil && rf.Status.State == payoutv1.RefundConfirmed && d.st.Refund == nil &&
-		d.t.Status.Failure != nil && d.confirmedDeposit() != nil {
+		OwesDeposit(d.t) && d.confirmedDeposit() != nil {
 		at := d.now()
 		if rf.Status.ConfirmedAt != nil {
 			at = *rf.Status.ConfirmedAt
@@ -745,6 +751,8 @@ func schedule(d *decision) {
 			// so that it can be refunded
 			d.out.RequeueAfter = d.txPoll()
 		}
+		// a completed payout is asked about while its recipient's bank may still return it
+		d.out.RequeueAfter = shortest(d.out.RequeueAfter, NextReturnCheck(after, d.in.Now))
 	case d.in.Recipient.Deleted && d.st.Payout == nil:
 		d.out.RequeueAfter = max(d.in.Recipient.DeletedAt.Add(RecipientDeletionGrace).Sub(d.in.Now), time.Second)
 	case NeedsTx(after):

@@ -104,7 +104,8 @@ type Screening struct {
 	Message string
 }
 
-// ProviderPayout is the provider's word on a payout, asked by reference.
+// ProviderPayout is the provider's word on a payout, asked by its id once the provider gave one,
+// by reference before.
 type ProviderPayout struct {
 	// Found is false when the provider holds no payout with the reference.
 	Found bool
@@ -115,6 +116,9 @@ type ProviderPayout struct {
 	SourceAmount, TargetAmount, Rate string
 	// Message is the provider's reason for a rejection.
 	Message string
+	// ReturnWindow is how long after the payout completed the provider may still report it
+	// returned (fiat.Provider.ReturnWindow); 0 when it never does.
+	ReturnWindow time.Duration
 }
 
 // RecipientState is the recipient of a transfer as the store has it now: the newest recipient of

@@ -14,7 +14,10 @@ import (
 func Phase(t *payoutv1.Transfer) payoutv1.TransferPhase {
 	st := &t.Status
 	switch {
-	case st.Refund != nil:
+	case st.Refund != nil && st.Failure != nil:
+		// refunded is reached from failed only (spec 3.2); a completed transfer whose payout the
+		// recipient's bank returned stays completed (terminal, spec 3.1) when its deposit is
+		// refunded: status.payout.returned and status.refund say what happened
 		return payoutv1.PhaseRefunded
 	case st.Failure != nil:
 		return payoutv1.PhaseFailed

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 )
 
@@ -17,7 +18,10 @@ import (
 // keeps serving the chain: Stall freezes the head it reports (eth_blockNumber answers the head
 // of the moment, as a node that lost its peers does, while everything else is still forwarded),
 // NoFinalized makes it answer eth_getBlockByNumber("finalized") as a node without finality
-// does, and it counts the requests it serves. Single requests and batches are forwarded.
+// does, DropLogs makes eth_getLogs and receipts leave out the logs of some blocks (a node whose
+// log index lost them), FailLogs makes eth_getLogs fail, SwapReceipt makes it answer the receipt
+// of one transaction when asked for another, and it counts the requests it serves. Single
+// requests and batches are forwarded.
 type RPCProxy struct {
 	URL string
 
@@ -27,8 +31,13 @@ type RPCProxy struct {
 	// noFinalized: the finalized block is answered null, or with finalizedErr when set
 	noFinalized  bool
 	finalizedErr *rpcError
-	reqs         map[string]int
-	total        int
+	// dropLogs, when set, are the blocks whose logs eth_getLogs and receipts leave out
+	dropLogs *[2]uint64
+	failLogs bool
+	// swapReceipt: the receipt asked for under a key is the one of its value
+	swapReceipt map[common.Hash]common.Hash
+	reqs        map[string]int
+	total       int
 }
 
 // NewRPCProxy starts a proxy of target until the end of the test.
@@ -63,6 +72,41 @@ func (p *RPCProxy) NoFinalized(unsupported bool) {
 	}
 }
 
+// DropLogs makes eth_getLogs, and eth_getTransactionReceipt, answer without the logs of blocks
+// from..to (inclusive), as a node that lost them from its log index does; every other answer
+// stays true.
+func (p *RPCProxy) DropLogs(from, to uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLogs = &[2]uint64{from, to}
+}
+
+// KeepLogs undoes DropLogs.
+func (p *RPCProxy) KeepLogs() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLogs = nil
+}
+
+// FailLogs makes eth_getLogs answer a JSON-RPC error (fail = true), as a node whose log index is
+// down does, or serve again.
+func (p *RPCProxy) FailLogs(fail bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failLogs = fail
+}
+
+// SwapReceipt makes eth_getTransactionReceipt(asked) answer the receipt of answered: a node that
+// mixes up its answers, or lies.
+func (p *RPCProxy) SwapReceipt(asked, answered common.Hash) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.swapReceipt == nil {
+		p.swapReceipt = map[common.Hash]common.Hash{}
+	}
+	p.swapReceipt[asked] = answered
+}
+
 // Requests is how many HTTP requests the proxy has served, and how many of them were a single
 // call of method.
 func (p *RPCProxy) Requests(method string) (total, single int) {
@@ -92,8 +136,26 @@ func (p *RPCProxy) serve(w http.ResponseWriter, r *http.Request) {
 	if !batch && len(reqs) == 1 {
 		p.reqs[reqs[0].Method]++
 	}
-	stall, noFinalized, finalizedErr := p.stall, p.noFinalized, p.finalizedErr
+	stall, noFinalized, finalizedErr, dropLogs, failLogs := p.stall, p.noFinalized, p.finalizedErr, p.dropLogs, p.failLogs
+	swapped := false
+	for i, req := range reqs {
+		var asked common.Hash
+		if req.Method != "eth_getTransactionReceipt" || len(req.Params) != 1 || json.Unmarshal(req.Params[0], &asked) != nil {
+			continue
+		}
+		if answered, ok := p.swapReceipt[asked]; ok {
+			reqs[i].Params = []json.RawMessage{mustJSON(answered)}
+			swapped = true
+		}
+	}
 	p.mu.Unlock()
+	if swapped {
+		if batch {
+			body = mustJSON(reqs)
+		} else {
+			body = mustJSON(reqs[0])
+		}
+	}
 
 	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -102,7 +164,7 @@ func (p *RPCProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || (stall == nil && !noFinalized) {
+	if err != nil || resp.StatusCode != http.StatusOK || (stall == nil && !noFinalized && dropLogs == nil && !failLogs) {
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(out)
@@ -131,6 +193,17 @@ func (p *RPCProxy) serve(w http.ResponseWriter, r *http.Request) {
 			} else {
 				answers[i]["result"] = json.RawMessage("null")
 			}
+		case req.Method == "eth_getLogs" && failLogs:
+			delete(answers[i], "result")
+			answers[i]["error"] = mustJSON(&rpcError{Code: -32000, Message: "log index unavailable"})
+		case req.Method == "eth_getLogs" && dropLogs != nil:
+			answers[i]["result"] = dropped(answers[i]["result"], dropLogs)
+		case req.Method == "eth_getTransactionReceipt" && dropLogs != nil:
+			var receipt map[string]json.RawMessage
+			if json.Unmarshal(answers[i]["result"], &receipt) == nil && receipt != nil {
+				receipt["logs"] = dropped(receipt["logs"], dropLogs)
+				answers[i]["result"] = mustJSON(receipt)
+			}
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -139,4 +212,29 @@ func (p *RPCProxy) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		_ = json.NewEncoder(w).Encode(answers[0])
 	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// dropped is a JSON list of logs without those of the blocks in span.
+func dropped(logs json.RawMessage, span *[2]uint64) json.RawMessage {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(logs, &list) != nil {
+		return logs
+	}
+	kept := []map[string]json.RawMessage{}
+	for _, l := range list {
+		var n hexutil.Uint64
+		if json.Unmarshal(l["blockNumber"], &n) == nil && uint64(n) >= span[0] && uint64(n) <= span[1] {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return mustJSON(kept)
 }

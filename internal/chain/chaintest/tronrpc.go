@@ -27,7 +27,9 @@ var TronUSDT = common.HexToAddress("0xa614f803b6fd780986a42c78ec9c7f77e6ded13c")
 // block-and-tx-query/eth_getBlockByNumber.md and eth_getTransactionReceipt.md,
 // filter/eth_getLogs.md), including its errors (-32602 "exceed max block range: N") and its
 // tags (latest, earliest, finalized = the latest solidified block, 19 below the head here).
-// Single requests and batches are served, as java-tron's JsonRpcServlet does.
+// Single requests and batches are served, as java-tron's JsonRpcServlet does. eth_call answers
+// decimals() of the TRC-20 contracts it knows (TronUSDT: 6; SetDecimals adds or changes one) and
+// eth_getCode their code (TronTokenCode), as vm/eth_call.md and vm/eth_getCode.md show.
 //
 // The chain is kept in memory: Mine makes blocks (3 s apart, with Tron block ids: the height in
 // the first 8 bytes), Transfer queues a TRC-20 Transfer event for the next block, Reorg replaces
@@ -42,7 +44,11 @@ type TronRPCTestServer struct {
 	fork          uint64
 	txSeq         uint64
 	maxBlockRange int64
+	decimals      map[common.Address]uint8 // the TRC-20 contracts it knows
 }
+
+// TronTokenCode is the runtime code eth_getCode answers for every contract the server knows.
+var TronTokenCode = []byte("tron test token code")
 
 type tronTestBlock struct {
 	number       uint64
@@ -67,7 +73,7 @@ func NewTronRPCTestServer(tb interface {
 	Cleanup(func())
 }, chainID uint64, head int) *TronRPCTestServer {
 	tb.Helper()
-	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000}
+	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000, decimals: map[common.Address]uint8{TronUSDT: 6}}
 	s.mine(head + 1)
 	s.URL = s.start(tb, s.handle) + "/jsonrpc"
 	return s
@@ -78,6 +84,13 @@ func (s *TronRPCTestServer) SetMaxBlockRange(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.maxBlockRange = n
+}
+
+// SetDecimals makes contract a TRC-20 contract whose decimals() answers d.
+func (s *TronRPCTestServer) SetDecimals(contract common.Address, d uint8) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.decimals[contract] = d
 }
 
 // Head is the newest block's height.
@@ -260,6 +273,31 @@ func (s *TronRPCTestServer) dispatch(req rpcRequest) (any, *rpcError) {
 			}
 		}
 		return out, nil
+	case "eth_call", "eth_getCode":
+		var call struct {
+			To   common.Address `json:"to"`
+			Data hexutil.Bytes  `json:"data"`
+		}
+		var addr common.Address
+		switch {
+		case len(req.Params) < 1:
+			return nil, invalidParams("invalid parameters")
+		case req.Method == "eth_getCode" && json.Unmarshal(req.Params[0], &addr) == nil:
+		case req.Method == "eth_call" && json.Unmarshal(req.Params[0], &call) == nil:
+			addr = call.To
+		default:
+			return nil, invalidParams("invalid parameters")
+		}
+		d, known := s.decimals[addr]
+		switch {
+		case !known:
+			return hexutil.Bytes{}, nil
+		case req.Method == "eth_getCode":
+			return hexutil.Bytes(TronTokenCode), nil
+		case len(call.Data) >= 4 && common.Bytes2Hex(call.Data[:4]) == "313ce567": // decimals()
+			return hexutil.Bytes(common.BigToHash(big.NewInt(int64(d))).Bytes()), nil
+		}
+		return nil, &rpcError{Code: -32000, Message: "REVERT opcode executed"}
 	case "eth_getTransactionReceipt":
 		var id string
 		if len(req.Params) < 1 || json.Unmarshal(req.Params[0], &id) != nil {

@@ -38,7 +38,15 @@
 // RPC URLs are https or wss; plain http and ws only to a loopback node (127.0.0.0/8, ::1,
 // localhost), as a node's answers decide which deposits count and must not cross a network in
 // clear. A node whose head stops advancing (stallAfter) while another endpoint's moves is failed
-// over, as is one that lags a stall window behind another (package rpcfailover).
+// over, as is one that lags a stall window behind another (package rpcfailover). With two or
+// more endpoints, what credits money is asked again of a second one (package evm, crosscheck.go);
+// an endpoint is listed once.
+//
+// # Tokens
+//
+// On EVM networks and Tron every token contract must answer decimals() with 6, and, when the
+// optional codeHash is given, have that runtime code (keccak256 of eth_getCode): checked once
+// before anything is credited or refunded on the network (evm.Chain.CheckTokens).
 //
 // For example:
 //
@@ -63,6 +71,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,8 +156,9 @@ type Network struct {
 	// HeartbeatInterval bounds how often the watcher writes its cursor when nothing else
 	// changed. Default 5s.
 	HeartbeatInterval metav1.Duration `json:"heartbeatInterval,omitempty"`
-	// StartBlock is the first block a fresh cursor scans; unset means the head when the watcher
-	// first starts (deposits made before are not looked for).
+	// StartBlock is where a cursor that starts afresh (new, deleted, or taken on another chain)
+	// begins at the latest: the watcher starts at the earlier of it and the block of the oldest
+	// transfer it watches; with neither (no transfer yet), at the head.
 	StartBlock *int64 `json:"startBlock,omitempty"`
 	// MaxBlockRange is the largest block range of one log query. Default 1000.
 	MaxBlockRange int64 `json:"maxBlockRange,omitempty"`
@@ -166,6 +177,12 @@ type Token struct {
 	// PlatformAddress is the fixed v2 deposit address for this token on this network; empty
 	// when v2 transfers are not offered for it.
 	PlatformAddress string `json:"platformAddress,omitempty"`
+	// CodeHash, when set, is the keccak256 hash of the contract's runtime code (what eth_getCode
+	// answers), 0x and 64 hex digits: checked before anything is credited, beside decimals(), so
+	// that an address that is not the expected contract credits nothing. For a proxy (USDC's
+	// FiatTokenProxy) it is the proxy's own code, which an upgrade of the implementation behind
+	// it does not change. EVM and Tron only.
+	CodeHash string `json:"codeHash,omitempty"`
 }
 
 // Refund is the platform wallet refunds are sent from.
@@ -407,6 +424,10 @@ func (c *Config) Validate() error {
 			if err := checkURL(u); err != nil {
 				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "%s", err)
 			}
+			if j := slices.Index(n.RPC, u); j < i {
+				// a second opinion must come from another endpoint (cross-checks, docs/chains.md)
+				bad(fmt.Sprintf("%s.rpc[%d]", p, i), "the same endpoint as rpc[%d]", j)
+			}
 		}
 		switch {
 		case d.Kind == KindEVM && n.ChainID <= 0:
@@ -438,6 +459,13 @@ func (c *Config) Validate() error {
 			if t.PlatformAddress != "" && !check(t.PlatformAddress) {
 				bad(tp+".platformAddress", "%q is not %s", t.PlatformAddress, what)
 			}
+			switch {
+			case t.CodeHash == "":
+			case d.Kind == KindSolana:
+				bad(tp+".codeHash", "solana mints have no code hash; only EVM and Tron contracts do")
+			case !codeHash.MatchString(t.CodeHash):
+				bad(tp+".codeHash", "%q is not a keccak256 hash (0x and 64 hex digits)", t.CodeHash)
+			}
 		}
 		if d.Kind != KindSolana && n.Confirmations < 0 && !n.Confirmations.IsFinalized() {
 			bad(p+".confirmations", "%d: must be at least 1, or finalized", n.Confirmations)
@@ -452,7 +480,7 @@ func (c *Config) Validate() error {
 			bad(p+".heartbeatInterval", "%s: must be positive", n.HeartbeatInterval.Duration)
 		}
 		if d.Kind != KindSolana && n.StartBlock != nil && *n.StartBlock < 1 {
-			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the head)", *n.StartBlock)
+			bad(p+".startBlock", "%d: must be at least 1 (omit it to start at the oldest watched transfer's block, or the head)", *n.StartBlock)
 		}
 		if d.Kind != KindSolana && n.MaxBlockRange < 0 {
 			bad(p+".maxBlockRange", "%d: must be at least 1", n.MaxBlockRange)
@@ -482,6 +510,9 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// codeHash is the form of a token's codeHash.
+var codeHash = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
 // addressCheck is the address format of a kind's contracts and platform addresses, and its name
 // for messages.

@@ -120,6 +120,14 @@ refund: {key: {secret: {namespace: a, name: b, key: c}}}`,
 		{"two xpub sources", `
 depositKey: {xpub: {file: /x, env: X}}`,
 			`depositKey.xpub: exactly one of file, env or secret is needed`},
+		{"one endpoint twice", `
+networks:
+  base: {rpc: ["https://node.example.net/v2/KEY", "https://backup.example.net", "https://node.example.net/v2/KEY"], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.rpc[2]: the same endpoint as rpc[0]`},
+		{"bad code hash", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", codeHash: "0x1234"}}}`,
+			`networks.base.tokens.usdc.codeHash: "0x1234" is not a keccak256 hash (0x and 64 hex digits)`},
 	}
 	expectInvalid(t, cases)
 }
@@ -247,6 +255,7 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 		"--chain-id", "polygon=31337",
 		"--chain-token", "polygon.usdc=0x5FbDB2315678afecb367f032d93F642f64180aa3",
 		"--chain-platform-address", "polygon.usdc=0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+		"--chain-token-code-hash", "polygon.usdc=0x" + strings.Repeat("Ab", 32),
 		"--chain-confirmations", "3",
 		"--chain-confirmations", "polygon=5",
 		"--chain-confirmations", "ethereum=finalized",
@@ -271,7 +280,8 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 		t.Errorf("ethereum: depth %s, want finalized", eth.Confirmations)
 	}
 	poly, ok := c.Network(payoutv1.NetworkPolygon)
-	if !ok || poly.Confirmations != 5 || poly.ChainID != 31337 || poly.Tokens[payoutv1.TokenUSDC].PlatformAddress == "" {
+	if !ok || poly.Confirmations != 5 || poly.ChainID != 31337 || poly.Tokens[payoutv1.TokenUSDC].PlatformAddress == "" ||
+		poly.Tokens[payoutv1.TokenUSDC].CodeHash != "0x"+strings.Repeat("Ab", 32) {
 		t.Errorf("polygon: %+v", poly)
 	}
 	if c.Refund.Key.Env != "TEST_REFUND_KEY" || c.Refund.Key.File != "" {
@@ -290,6 +300,7 @@ func TestFlagErrors(t *testing.T) {
 		{"--chain-confirmations", "base=0"},
 		{"--chain-rpc", "base=http://node.example.net:8545", "--chain-id", "base=8453", "--chain-token", "base.usdc=0x5FbDB2315678afecb367f032d93F642f64180aa3"},
 		{"--chain-id", "base=x"},
+		{"--chain-token-code-hash", "base=0x" + strings.Repeat("ab", 32)},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		var f Flags
@@ -410,6 +421,10 @@ networks:
 networks:
   tron: {rpc: [http://127.0.0.1:8545], chainID: 728126428, commitment: finalized, tokens: {usdt: {contract: ` + usdt + `}}}`,
 			`networks.tron.commitment: only solana networks take a commitment`},
+		{"solana code hash", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], tokens: {usdc: {contract: ` + mint + `, codeHash: "0x` + strings.Repeat("ab", 32) + `"}}}`,
+			`networks.solana.tokens.usdc.codeHash: solana mints have no code hash`},
 		{"evm genesis", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, genesisHash: 5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,

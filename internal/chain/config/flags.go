@@ -19,6 +19,7 @@ type Flags struct {
 	chainID       assignments
 	tokens        assignments
 	platform      assignments
+	codeHash      assignments
 	confirmations assignments
 	startBlock    assignments
 	commitment    assignments
@@ -38,10 +39,11 @@ func (f *Flags) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&f.chainID, "chain-id", "NETWORK=ID: the chain id a network's endpoints must report (repeatable)")
 	fs.Var(&f.tokens, "chain-token", "NETWORK.TOKEN=ADDRESS: a token contract, e.g. base.usdc=0x... (repeatable)")
 	fs.Var(&f.platform, "chain-platform-address", "NETWORK.TOKEN=ADDRESS: the fixed v2 deposit address of a token (repeatable)")
+	fs.Var(&f.codeHash, "chain-token-code-hash", "NETWORK.TOKEN=HASH: the keccak256 of a token contract's runtime code, checked before anything is credited (repeatable; default: not checked, decimals() always is)")
 	fs.Var(&f.confirmations, "chain-confirmations", "DEPTH or NETWORK=DEPTH: confirmation depth, a number of confirmations or finalized (the node's finalized block), of every configured EVM and Tron network or of one (repeatable; default per network: docs/chains.md; solana's depth is --chain-commitment)")
 	fs.Var(&f.commitment, "chain-commitment", "solana=confirmed|finalized: the commitment a Solana v2 transaction must reach (default finalized)")
 	fs.Var(&f.genesis, "chain-genesis-hash", "solana=HASH: the genesis hash every Solana endpoint must report (getGenesisHash)")
-	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: first block a fresh cursor of the network scans (default: the head)")
+	fs.Var(&f.startBlock, "chain-start-block", "NETWORK=N: where a cursor of the network that starts afresh begins at the latest (default: the block of the oldest watched transfer, else the head)")
 	fs.DurationVar(&f.pollInterval, "chain-poll-interval", 0, "head poll interval of every network (default: the file's, else 2s)")
 	fs.DurationVar(&f.stallAfter, "chain-stall-after", 0, "how long a node's head may stay still before another endpoint's head is read and the node failed over when that one is ahead, on every network (default: the file's, else the longer of 30s and 15 poll intervals)")
 	fs.StringVar(&f.refundKeyFile, "refund-key-file", "", "file holding the hex private key of the Base refund wallet")
@@ -94,17 +96,18 @@ func (f *Flags) apply(c *Config) error {
 		net(a.key).ChainID = id
 	}
 	for _, set := range []struct {
-		flag string
-		list assignments
-		put  func(*Token, string)
+		flag, value string
+		list        assignments
+		put         func(*Token, string)
 	}{
-		{"--chain-token", f.tokens, func(t *Token, v string) { t.Contract = v }},
-		{"--chain-platform-address", f.platform, func(t *Token, v string) { t.PlatformAddress = v }},
+		{"--chain-token", "ADDRESS", f.tokens, func(t *Token, v string) { t.Contract = v }},
+		{"--chain-platform-address", "ADDRESS", f.platform, func(t *Token, v string) { t.PlatformAddress = v }},
+		{"--chain-token-code-hash", "HASH", f.codeHash, func(t *Token, v string) { t.CodeHash = v }},
 	} {
 		for _, a := range set.list {
 			network, token, ok := strings.Cut(a.key, ".")
 			if !ok || network == "" || token == "" {
-				return fmt.Errorf("%s %s: want NETWORK.TOKEN=ADDRESS", set.flag, a.key)
+				return fmt.Errorf("%s %s: want NETWORK.TOKEN=%s", set.flag, a.key, set.value)
 			}
 			n := net(network)
 			if n.Tokens == nil {

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -17,6 +18,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/internal/chain/rpcfailover"
 )
 
 // TransferTopic is topic 0 of the ERC-20 event Transfer(address indexed from, address indexed
@@ -37,6 +39,11 @@ type Chain struct {
 	tokens    map[common.Address]payoutv1.Token
 	contracts []common.Address
 	spell     Spelling
+	// tokensChecked: CheckTokens has passed.
+	tokensChecked atomic.Bool
+	// CrossChecked, when set, hears the outcome of every cross-check (crosscheck.go): the
+	// watcher's metrics.
+	CrossChecked func(CrossCheck)
 }
 
 // Spelling is how a chain writes addresses and hashes outside its JSON-RPC, where the service
@@ -267,13 +274,19 @@ func (c *Chain) Identity(ctx context.Context) (chainID int64, genesis common.Has
 
 // LookupTx reports what the chain says about a transaction (v2 verification): found or not,
 // reverted, its block, confirmations now and required, and every Transfer log of a configured
-// token contract in it. It only reports facts; the transfer controller judges them.
+// token contract in it. It only reports facts; the transfer controller judges them. Nothing is
+// reported before the token contracts passed CheckTokens; with more than one endpoint, a
+// transaction at depth is reported only once another endpoint answered the same receipt
+// (crosscheck.go), else the error is ErrDisagreement.
 func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash string) (*chain.TxObservation, error) {
 	if network != c.Network {
 		return nil, fmt.Errorf("%s lookup asked of the %s client", network, c.Network)
 	}
 	hash, err := c.spell.ParseTxHash(txHash)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckTokens(ctx); err != nil {
 		return nil, err
 	}
 	obs := &chain.TxObservation{Network: c.Network, TxHash: c.spell.Hash(hash), Required: c.Config.Confirmations.Blocks()}
@@ -303,6 +316,12 @@ func (c *Chain) LookupTx(ctx context.Context, network payoutv1.Network, txHash s
 			Token: tok, Contract: c.spell.Address(l.Address), From: c.spell.Address(from), To: c.spell.Address(to), Amount: amount, LogIndex: int64(l.LogIndex),
 		})
 	}
+	if obs.Confirmations >= obs.Required && c.Client.Endpoints() > 1 {
+		// at depth it decides money (a payout, a failure, a refund confirmed)
+		if err := c.crossCheckReceipt(ctx, r.endpoint, r); err != nil {
+			return nil, err
+		}
+	}
 	return obs, nil
 }
 
@@ -315,20 +334,24 @@ type receiptJSON struct {
 	Logs        []Log          `json:"logs"`
 
 	header    *Header
-	finalized int64 // the node's finalized block, with depth finalized
+	finalized int64                // the node's finalized block, with depth finalized
+	endpoint  rpcfailover.Endpoint // the endpoint that answered it
 }
 
 // receipt fetches a receipt and checks it against the canonical header of its block, with the
 // head (and with depth finalized the finalized block), in two requests. nil when the node knows
-// no receipt.
+// no receipt. A receipt of another transaction than hash (or holding another one's logs) is the
+// endpoint's failure: the next endpoint is asked.
 func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, int64, error) {
 	var r *receiptJSON
-	if err := c.Client.Call(ctx, &r, "eth_getTransactionReceipt", hash); err != nil {
+	ep, err := c.Client.CallAt(ctx, func() error { return r.answers(hash) }, &r, "eth_getTransactionReceipt", hash)
+	if err != nil {
 		return nil, 0, fmt.Errorf("eth_getTransactionReceipt: %w", err)
 	}
 	if r == nil {
 		return nil, 0, nil
 	}
+	r.endpoint = ep
 	var head hexutil.Uint64
 	var h, final *Header
 	calls := []rpc.BatchElem{
@@ -361,24 +384,59 @@ func (c *Chain) receipt(ctx context.Context, hash common.Hash) (*receiptJSON, in
 	return r, int64(head), nil
 }
 
-// BlockAtOrBefore is the newest block whose timestamp is at or before t (0 when t is before the
-// chain's first blocks): a binary search over headers, about log2(head) reads.
-func (c *Chain) BlockAtOrBefore(ctx context.Context, t time.Time) (int64, error) {
-	head, err := c.HeadNumber(ctx)
+// answers checks that r (nil: no receipt) is the receipt of hash: a node that answers another
+// transaction's receipt would have it judged as the one asked for.
+func (r *receiptJSON) answers(hash common.Hash) error {
+	if r == nil {
+		return nil
+	}
+	if r.TxHash != hash {
+		return fmt.Errorf("eth_getTransactionReceipt(%s) answered the receipt of %s", hash.Hex(), r.TxHash.Hex())
+	}
+	for _, l := range r.Logs {
+		if l.TxHash != hash || l.BlockHash != r.BlockHash {
+			return fmt.Errorf("eth_getTransactionReceipt(%s) answered a log of %s in block %s", hash.Hex(), l.TxHash.Hex(), l.BlockHash.Hex())
+		}
+	}
+	return nil
+}
+
+// blockAtFanout is how many headers BlockAt reads per request.
+const blockAtFanout = 16
+
+// BlockAt is the newest block at or before head whose timestamp is at or before t, or 0 when
+// block 0 is later than t (a chain younger than t). Block timestamps never decrease along a
+// chain, so it searches the headers, blockAtFanout of them per request: about log17(head) + 1
+// requests (7 for 20 million blocks). The watcher restarts a cursor from the block of the
+// oldest transfer it watches.
+func (c *Chain) BlockAt(ctx context.Context, t time.Time, head int64) (int64, error) {
+	lo, hi := int64(0), head
+	hs, err := c.headers(ctx, lo, hi)
 	if err != nil {
 		return 0, err
 	}
-	lo, hi := int64(0), head
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		hs, err := c.headers(ctx, mid)
-		if err != nil {
+	if !blockTime(hs[hi]).After(t) {
+		return hi, nil
+	}
+	if blockTime(hs[lo]).After(t) {
+		return 0, nil
+	}
+	// the time of lo is at or before t, that of hi after it
+	for hi-lo > 1 {
+		step := max((hi-lo)/(blockAtFanout+1), 1)
+		var probes []int64
+		for n := lo + step; n < hi && len(probes) < blockAtFanout; n += step {
+			probes = append(probes, n)
+		}
+		if hs, err = c.headers(ctx, probes...); err != nil {
 			return 0, err
 		}
-		if time.Unix(int64(hs[mid].Time), 0).After(t) {
-			hi = mid - 1
-		} else {
-			lo = mid
+		for _, n := range probes {
+			if blockTime(hs[n]).After(t) {
+				hi = n
+				break
+			}
+			lo = n
 		}
 	}
 	return lo, nil

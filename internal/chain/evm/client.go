@@ -95,6 +95,10 @@ func (c *Client) Head(ctx context.Context, calls []rpc.BatchElem, head *hexutil.
 // Endpoint is the endpoint last used successfully (scheme and host only).
 func (c *Client) Endpoint() string { return c.pool.Endpoint() }
 
+// Endpoints is the number of configured endpoints: with more than one, what credits money is
+// cross-checked on a second one (crosscheck.go).
+func (c *Client) Endpoints() int { return c.pool.Len() }
+
 // Close closes the connections.
 func (c *Client) Close() { c.pool.Close() }
 
@@ -106,30 +110,64 @@ func (c *Client) Call(ctx context.Context, result any, method string, args ...an
 	})
 }
 
+// CallAt is Call, and also returns the endpoint that answered, of which a second opinion may be
+// asked elsewhere (BatchOther). check, when set, judges the answer: its error counts as the
+// endpoint's failure (an endpoint that answers something other than what was asked, such as
+// the receipt of another transaction), so the call moves to the next endpoint, as on a
+// transport error.
+func (c *Client) CallAt(ctx context.Context, check func() error, result any, method string, args ...any) (rpcfailover.Endpoint, error) {
+	return c.pool.DoAt(ctx, c.attempt(1, func(ctx context.Context, rc *rpc.Client) error {
+		return rc.CallContext(ctx, result, method, args...)
+	}, check))
+}
+
 // Batch sends calls in one request. The returned error is the request's; each element's own
 // error (a JSON-RPC error) is in its Error field.
 func (c *Client) Batch(ctx context.Context, calls []rpc.BatchElem) error {
 	if len(calls) == 0 {
 		return nil
 	}
-	return c.do(ctx, len(calls), func(ctx context.Context, rc *rpc.Client) error {
+	return c.pool.Do(ctx, c.attempt(len(calls), batch(calls), nil))
+}
+
+// BatchOther sends calls in one request, as Batch does, to an endpoint other than not: a
+// second opinion on what not answered. It returns the endpoint that answered; an error wrapping
+// ErrNoEndpoint when no other endpoint is usable (none is configured, or every other one is
+// failing).
+func (c *Client) BatchOther(ctx context.Context, not rpcfailover.Endpoint, calls []rpc.BatchElem) (rpcfailover.Endpoint, error) {
+	return c.pool.DoOther(ctx, not, c.attempt(len(calls), batch(calls), nil))
+}
+
+func batch(calls []rpc.BatchElem) func(context.Context, *rpc.Client) error {
+	return func(ctx context.Context, rc *rpc.Client) error {
 		for i := range calls {
 			calls[i].Error = nil
 		}
 		return rc.BatchCallContext(ctx, calls)
-	})
+	}
 }
 
 func (c *Client) do(ctx context.Context, calls int, fn func(context.Context, *rpc.Client) error) error {
-	return c.pool.Do(ctx, func(ctx context.Context, rc *rpc.Client, ep rpcfailover.Endpoint) (bool, error) {
+	return c.pool.Do(ctx, c.attempt(calls, fn, nil))
+}
+
+// attempt is one request of calls calls on one endpoint, as the pool runs it: a transport error,
+// or check's error on an answer, is the endpoint's failure.
+func (c *Client) attempt(calls int, fn func(context.Context, *rpc.Client) error, check func() error) func(context.Context, *rpc.Client, rpcfailover.Endpoint) (bool, error) {
+	return func(ctx context.Context, rc *rpc.Client, ep rpcfailover.Endpoint) (bool, error) {
 		c.Requests.Add(1)
 		c.Calls.Add(int64(calls))
 		err := fn(ctx, rc)
+		if err == nil && check != nil {
+			if err = check(); err != nil {
+				return true, err
+			}
+		}
 		if err == nil || !isTransport(err) {
 			return false, err
 		}
 		return true, redact(ep, err)
-	})
+	}
 }
 
 // redact removes the endpoint's full URL (whose path or query may hold an API key) from a

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/chain/rpcfailover"
 )
 
 // MaxRecent is how many scanned blocks a cursor remembers to find the common ancestor after a
@@ -100,6 +101,9 @@ type Scanner struct {
 	AfterLogs func()
 
 	maxRange int64
+	// behindSince is when the endpoint asked for a second opinion was first found short of the
+	// range being scanned (zero while it is not).
+	behindSince time.Time
 }
 
 // InitCursor is the cursor of a fresh start: just before the configured start block, or
@@ -109,6 +113,12 @@ func (s *Scanner) InitCursor(ctx context.Context, head int64) (Cursor, error) {
 	if sb := s.Chain.Config.StartBlock; sb != nil {
 		first = *sb
 	}
+	return s.CursorBefore(ctx, first)
+}
+
+// CursorBefore is the cursor of a scan whose first block is first: at the block before it (or
+// block 0).
+func (s *Scanner) CursorBefore(ctx context.Context, first int64) (Cursor, error) {
 	n := max(first-1, 0)
 	hs, err := s.Chain.headers(ctx, n)
 	if err != nil {
@@ -135,9 +145,14 @@ func (s *Scanner) Step(ctx context.Context, cur Cursor, head int64) (Step, error
 // in a block whose hash is the canonical one after the log query, and the range's first and
 // last blocks did not change during the query; otherwise it returns ErrChainMoved and nothing.
 //
+// With more than one endpoint configured, the range is asked once more of another endpoint
+// before anything of it counts (crosscheck.go): a disagreement fails the step with
+// ErrDisagreement, an endpoint short of the range delays it with ErrSecondBehind.
+//
 // Requests per step: two header batches (2 headers before the query, 2 plus one per block
 // with a matched log after it) and one eth_getLogs for all token contracts; none per watched
-// address.
+// address. With more than one endpoint, one more to another endpoint (a batch of the last
+// block's header and the range's logs).
 func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error) {
 	cfg := s.Chain.Config
 	head, target := tip.Head, tip.Target
@@ -156,13 +171,9 @@ func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error)
 	if pre[a].ParentHash != cur.Hash {
 		return s.rewind(ctx, cur, head, target)
 	}
-	logs, err := s.logs(ctx, a, b)
+	logs, answered, err := s.logs(ctx, a, b)
 	if err != nil {
-		if IsNodeError(err) && b > a {
-			// a provider's range or result limit: halve the range for the next steps
-			s.maxRange = max(1, (b-a+1)/2)
-		}
-		return st, err
+		return st, s.rangeFailed(a, b, err)
 	}
 	if s.AfterLogs != nil {
 		s.AfterLogs()
@@ -211,6 +222,11 @@ func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error)
 	if post[a].Hash != pre[a].Hash || post[b].Hash != pre[b].Hash {
 		return st, fmt.Errorf("blocks %d..%d: %w", a, b, ErrChainMoved)
 	}
+	if s.Chain.Client.Endpoints() > 1 {
+		if err := s.crossCheck(ctx, answered, a, b, post[b].Hash, logs); err != nil {
+			return st, err
+		}
+	}
 	for _, m := range matched {
 		h := post[m.dep.BlockNumber]
 		if h.Hash != m.log.BlockHash {
@@ -235,19 +251,59 @@ func (s *Scanner) StepTo(ctx context.Context, cur Cursor, tip Tip) (Step, error)
 	return st, nil
 }
 
-// logs queries the Transfer logs of every token contract in a..b.
-func (s *Scanner) logs(ctx context.Context, a, b int64) ([]Log, error) {
-	filter := map[string]any{
+// logs queries the Transfer logs of every token contract in a..b, and says which endpoint
+// answered.
+func (s *Scanner) logs(ctx context.Context, a, b int64) ([]Log, rpcfailover.Endpoint, error) {
+	var logs []Log
+	ep, err := s.Chain.Client.CallAt(ctx, nil, &logs, "eth_getLogs", s.Chain.logFilter(a, b))
+	if err != nil {
+		return nil, ep, fmt.Errorf("eth_getLogs(%d..%d): %w", a, b, err)
+	}
+	return logs, ep, nil
+}
+
+// logFilter is the eth_getLogs filter of the Transfer logs of every token contract in a..b.
+func (c *Chain) logFilter(a, b int64) map[string]any {
+	return map[string]any{
 		"fromBlock": hexutil.Uint64(a),
 		"toBlock":   hexutil.Uint64(b),
-		"address":   s.Chain.contracts,
+		"address":   c.contracts,
 		"topics":    []any{TransferTopic},
 	}
-	var logs []Log
-	if err := s.Chain.Client.Call(ctx, &logs, "eth_getLogs", filter); err != nil {
-		return nil, fmt.Errorf("eth_getLogs(%d..%d): %w", a, b, err)
+}
+
+// rangeFailed is the error of a failed log query of a..b: a node's answer (a provider's range or
+// result limit) halves the range of the next steps.
+func (s *Scanner) rangeFailed(a, b int64, err error) error {
+	if IsNodeError(err) && b > a {
+		s.maxRange = max(1, (b-a+1)/2)
 	}
-	return logs, nil
+	return err
+}
+
+// crossCheck asks another endpoint than first for the range a..b (crosscheck.go). An endpoint
+// that has not reached block b yet delays the range (ErrSecondBehind: asked again at the next
+// poll) for up to the network's stall window; then the step fails with an error that is not
+// ErrSecondBehind, so that a second endpoint that stays behind shows in the cursor instead of
+// holding the deposits back unseen.
+func (s *Scanner) crossCheck(ctx context.Context, first rpcfailover.Endpoint, a, b int64, last common.Hash, logs []Log) error {
+	err := s.Chain.crossCheckRange(ctx, first, a, b, last, logs)
+	if !errors.Is(err, ErrSecondBehind) {
+		s.behindSince = time.Time{}
+		if err != nil {
+			return s.rangeFailed(a, b, err)
+		}
+		return nil
+	}
+	now := time.Now()
+	if s.behindSince.IsZero() {
+		s.behindSince = now
+	}
+	behind := now.Sub(s.behindSince)
+	if behind < s.Chain.Config.StallAfter.Duration {
+		return err
+	}
+	return fmt.Errorf("cross-checking blocks %d..%d for %s: %v: nothing is credited from them until it has them", a, b, behind.Round(time.Second), err)
 }
 
 // rewind finds the newest remembered block that is still canonical and moves the cursor there.

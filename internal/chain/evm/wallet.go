@@ -75,13 +75,18 @@ type Signed struct {
 }
 
 // SignTransfer builds and signs the transfer of amount base units of the token to `to` with
-// nonce. It checks first that the transfer would succeed (token balance, gas estimate) and
+// nonce. It checks first that the token contracts are the configured tokens (Chain.CheckTokens:
+// an amount in base units of another token's decimals is not sent), that the transfer would
+// succeed (token balance, gas estimate) and
 // that the wallet holds the gas at the fee cap, so that a signed transaction is one that can
 // be mined; a shortfall is ErrInsufficientFunds with a message naming it. It broadcasts
 // nothing.
 func (w *Wallet) SignTransfer(ctx context.Context, to string, amount *big.Int, nonce uint64) (*Signed, error) {
 	if !common.IsHexAddress(to) {
 		return nil, fmt.Errorf("%q is not an EVM address", to)
+	}
+	if err := w.chain.CheckTokens(ctx); err != nil {
+		return nil, err
 	}
 	data := make([]byte, 0, 68)
 	data = append(data, transferSelector...)
@@ -191,11 +196,11 @@ func (w *Wallet) SentTo(ctx context.Context, to string, since time.Time) ([]Sent
 	if !common.IsHexAddress(to) {
 		return nil, fmt.Errorf("%q is not an EVM address", to)
 	}
-	from, err := w.chain.BlockAtOrBefore(ctx, since)
+	head, err := w.chain.HeadNumber(ctx)
 	if err != nil {
 		return nil, err
 	}
-	head, err := w.chain.HeadNumber(ctx)
+	from, err := w.chain.BlockAt(ctx, since, head)
 	if err != nil {
 		return nil, err
 	}

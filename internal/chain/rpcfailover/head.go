@@ -33,7 +33,7 @@ func (p *Pool[C]) Head(ctx context.Context, read HeadFunc[C]) (int64, error) {
 	var behind []error
 	for range n {
 		var head int64
-		ep, err := p.do(ctx, true, func(ctx context.Context, c C, ep Endpoint) (bool, error) {
+		ep, err := p.do(ctx, choice{withBehind: true}, func(ctx context.Context, c C, ep Endpoint) (bool, error) {
 			h, failover, err := read(ctx, c, ep)
 			head = h
 			return failover, err

@@ -6,6 +6,9 @@
 // before its first use and again after each failure, and a failing endpoint is skipped for 1s,
 // then 2s, 4s, ... up to 30s.
 //
+// DoOther asks an endpoint other than a given one (a second opinion on what that one answered),
+// without changing the endpoint in use: package evm cross-checks what credits money with it.
+//
 // It knows nothing of the RPC protocol: the client of one endpoint (the type parameter C), how to
 // dial, verify and close one, and which errors are an endpoint's failure rather than the node's
 // answer are the caller's.
@@ -162,22 +165,57 @@ func (p *Pool[C]) Close() {
 	}
 }
 
+// Len is the number of endpoints.
+func (p *Pool[C]) Len() int { return len(p.eps) }
+
 // Do runs call against the first usable endpoint, verifying it first when needed, with ctx
 // bounded by CallTimeout. call says whether its error is the endpoint's failure (failover: the
 // endpoint backs off and the next one is tried) or the outcome to return (nil, or the node's
 // answer). When every endpoint failed, the errors are joined, each prefixed with its endpoint's
 // Display; when ctx ends during a failure, ctx's error is returned.
 func (p *Pool[C]) Do(ctx context.Context, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) error {
-	_, err := p.do(ctx, false, call)
+	_, err := p.do(ctx, choice{}, call)
 	return err
 }
 
-// do is Do, returning the endpoint that answered (nil when none did). withBehind picks
-// endpoints found behind like the others (Head reads them to see whether they caught up).
-func (p *Pool[C]) do(ctx context.Context, withBehind bool, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (*slot[C], error) {
+// DoAt is Do, and also returns the endpoint that answered (the zero Endpoint when none did), so
+// that a second opinion can be asked of another one (DoOther).
+func (p *Pool[C]) DoAt(ctx context.Context, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (Endpoint, error) {
+	return endpointOf(p.do(ctx, choice{}, call))
+}
+
+// DoOther runs call as Do does, on the endpoints other than not: a second opinion on what not
+// answered (package evm cross-checks what credits money this way). The endpoint that answers
+// does not become the pool's current one, and endpoints found behind are asked only when no
+// other is usable. It returns the endpoint that answered; an error wrapping ErrNoEndpoint when
+// no other endpoint is usable (there is none, or every other one is failing).
+func (p *Pool[C]) DoOther(ctx context.Context, not Endpoint, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (Endpoint, error) {
+	return endpointOf(p.do(ctx, choice{other: &not}, call))
+}
+
+func endpointOf[C any](ep *slot[C], err error) (Endpoint, error) {
+	if ep == nil {
+		return Endpoint{}, err
+	}
+	return ep.Endpoint, err
+}
+
+// choice is which endpoints pick may return.
+type choice struct {
+	// withBehind: endpoints found behind like the others (Head reads them to see whether they
+	// caught up).
+	withBehind bool
+	// other, when set: any endpoint but this one, and the pool's current endpoint stays as it is
+	// (a second opinion, DoOther).
+	other *Endpoint
+}
+
+// do is Do, returning the endpoint that answered (nil when none did), among the endpoints ch
+// allows.
+func (p *Pool[C]) do(ctx context.Context, ch choice, call func(ctx context.Context, c C, ep Endpoint) (failover bool, err error)) (*slot[C], error) {
 	var errs []error
 	for range p.eps {
-		ep, c, err := p.pick(ctx, withBehind)
+		ep, c, err := p.pick(ctx, ch)
 		if err != nil {
 			return nil, errors.Join(append(errs, err)...)
 		}
@@ -215,17 +253,17 @@ func (p *Pool[C]) try(ctx context.Context, ep *slot[C], c C, call func(ctx conte
 	return true, err
 }
 
-// pick returns the first endpoint that is not backing off, and not behind unless withBehind or
-// no other is usable, dialling it when needed. The client is returned with it: a concurrent
-// failure may close and clear the slot's.
-func (p *Pool[C]) pick(ctx context.Context, withBehind bool) (*slot[C], C, error) {
+// pick returns the first endpoint ch allows that is not backing off, and not behind unless
+// ch.withBehind or no other is usable, dialling it when needed. The client is returned with it:
+// a concurrent failure may close and clear the slot's.
+func (p *Pool[C]) pick(ctx context.Context, ch choice) (*slot[C], C, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	var soonest *slot[C]
-	for _, pass := range []bool{withBehind, true} {
+	for _, pass := range []bool{ch.withBehind, true} {
 		for i, ep := range p.eps {
-			if ep.behind && !pass {
+			if (ep.behind && !pass) || (ch.other != nil && ep.Endpoint == *ch.other) {
 				continue
 			}
 			if now.Before(ep.retryAt) {
@@ -237,7 +275,9 @@ func (p *Pool[C]) pick(ctx context.Context, withBehind bool) (*slot[C], C, error
 			if !p.openLocked(ctx, ep) {
 				continue
 			}
-			p.current = i
+			if ch.other == nil {
+				p.current = i
+			}
 			return ep, ep.client, nil
 		}
 	}

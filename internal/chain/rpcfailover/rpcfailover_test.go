@@ -188,3 +188,54 @@ func TestLaggingEndpointIsFailedOver(t *testing.T) {
 		}
 	}
 }
+
+// TestDoOther: a second opinion is asked of another endpoint than the one that answered, never
+// of that one, without changing the endpoint in use; with no other usable endpoint the answer
+// is ErrNoEndpoint.
+func TestDoOther(t *testing.T) {
+	ctx := context.Background()
+	down := map[string]bool{}
+	p, err := New([]string{"http://a", "http://b", "http://c"}, Funcs[*fake]{
+		Dial:   func(_ context.Context, url string) (*fake, error) { return &fake{url}, nil },
+		Close:  func(*fake) {},
+		Verify: func(context.Context, *fake, Endpoint) (string, error) { return "", nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var used []string
+	call := func(_ context.Context, c *fake, _ Endpoint) (bool, error) {
+		used = append(used, c.url)
+		if down[c.url] {
+			return true, errors.New("refused")
+		}
+		return false, nil
+	}
+	first, err := p.DoAt(ctx, call)
+	if err != nil || first.Display() != "http://a" {
+		t.Fatalf("DoAt answered from %q (%v)", first.Display(), err)
+	}
+	second, err := p.DoOther(ctx, first, call)
+	if err != nil || second.Display() != "http://b" || p.Endpoint() != "http://a" {
+		t.Fatalf("DoOther answered from %q (%v); endpoint in use %s", second.Display(), err, p.Endpoint())
+	}
+	// b fails: c answers; a is never asked for a second opinion on itself
+	down["http://b"] = true
+	used = nil
+	if other, err := p.DoOther(ctx, first, call); err != nil || other.Display() != "http://c" || strings.Join(used, " ") != "http://b http://c" {
+		t.Fatalf("DoOther with b down: %q (%v), asked %v", other.Display(), err, used)
+	}
+	down["http://c"] = true
+	used = nil
+	if _, err := p.DoOther(ctx, first, call); !errors.Is(err, ErrNoEndpoint) || strings.Contains(strings.Join(used, " "), "http://a") {
+		t.Fatalf("DoOther with the others down: %v, asked %v", err, used)
+	}
+	alone, _ := New([]string{"http://a"}, Funcs[*fake]{
+		Dial:   func(_ context.Context, url string) (*fake, error) { return &fake{url}, nil },
+		Close:  func(*fake) {},
+		Verify: func(context.Context, *fake, Endpoint) (string, error) { return "", nil },
+	})
+	if _, err := alone.DoOther(ctx, first, call); !errors.Is(err, ErrNoEndpoint) || alone.Len() != 1 || p.Len() != 3 {
+		t.Fatalf("DoOther of a single endpoint: %v", err)
+	}
+}

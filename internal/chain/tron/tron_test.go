@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 	"k8s.io/apimachinery/pkg/types"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -260,5 +261,35 @@ func TestWrongChainRefused(t *testing.T) {
 	}
 	if errors.Is(err, evm.ErrChainMoved) {
 		t.Fatal("not a reorg")
+	}
+}
+
+// TestTokenChecks: the TRC-20 contract must answer decimals() with 6, and, when a code hash is
+// configured, have that code; a USDT contract that answers 18 credits nothing (its lookup is
+// refused, naming the contract in Tron's spelling).
+func TestTokenChecks(t *testing.T) {
+	srv := chaintest.NewTronRPCTestServer(t, chaintest.TronMainnetChainID, 3)
+	tx := srv.Transfer(chaintest.TronUSDT, sender, watched, 9_000_000)
+	srv.Mine(2)
+	n := network(srv.URL, 2)
+	n.Tokens[payoutv1.TokenUSDT].CodeHash = crypto.Keccak256Hash(chaintest.TronTokenCode).Hex()
+	ch, err := NewChain(payoutv1.NetworkTron, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Client.Close()
+	if err := ch.CheckTokens(ctx); err != nil {
+		t.Fatalf("USDT with 6 decimals and its code hash: %v", err)
+	}
+
+	srv.SetDecimals(chaintest.TronUSDT, 18)
+	ch, err = NewChain(payoutv1.NetworkTron, network(srv.URL, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Client.Close()
+	obs, err := ch.LookupTx(ctx, payoutv1.NetworkTron, TxID(tx))
+	if err == nil || !strings.Contains(err.Error(), "token usdt (TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t): decimals() answers 18") {
+		t.Fatalf("lookup in an 18-decimal USDT: %+v (%v)", obs, err)
 	}
 }

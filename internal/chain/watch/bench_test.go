@@ -184,7 +184,7 @@ func benchLatency(b *testing.B, c *devchain.Chain, set *devchain.Set, poll time.
 	to := common.HexToAddress(addr)
 	book := bookOf(size, map[common.Address]string{to: id})
 	// the book's fake transfers live in namespace "bench"; the real one here
-	book.byAddr[bookKey{payoutv1.NetworkBase, payoutv1.NormalizeWallet(addr)}] = types.NamespacedName{Namespace: ns, Name: id}
+	book.byAddr[keyOf(payoutv1.NetworkBase, addr)] = bookEntry{transfer: types.NamespacedName{Namespace: ns, Name: id}}
 
 	n := chaintest.Network(c, 3)
 	n.PollInterval.Duration = poll

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,8 +38,14 @@ type AddressBook struct {
 	log   logr.Logger
 
 	mu     sync.RWMutex
-	byAddr map[bookKey]types.NamespacedName
+	byAddr map[bookKey]bookEntry
 	synced atomic.Pointer[func() bool]
+}
+
+// bookEntry is the transfer of an address, and when it was created.
+type bookEntry struct {
+	transfer types.NamespacedName
+	created  time.Time
 }
 
 type bookKey struct {
@@ -58,15 +65,33 @@ func keyOf(network payoutv1.Network, address string) bookKey {
 
 // NewAddressBook makes a book fed by c's Transfer informer once Start runs.
 func NewAddressBook(c cache.Cache, log logr.Logger) *AddressBook {
-	return &AddressBook{cache: c, log: log, byAddr: map[bookKey]types.NamespacedName{}}
+	return &AddressBook{cache: c, log: log, byAddr: map[bookKey]bookEntry{}}
 }
 
 // TransferFor implements chain.AddressBook.
 func (b *AddressBook) TransferFor(network payoutv1.Network, address string) (types.NamespacedName, bool) {
 	b.mu.RLock()
-	tr, ok := b.byAddr[keyOf(network, address)]
+	e, ok := b.byAddr[keyOf(network, address)]
 	b.mu.RUnlock()
-	return tr, ok
+	return e.transfer, ok
+}
+
+// Oldest is the creation time of the oldest transfer whose address the book answers for on
+// network (on an EVM network, every EVM transfer's), and false when it holds none: a watcher
+// that lost its place restarts from that transfer's block, so that no deposit to an address
+// it watches is skipped. It reads the whole book (a watcher asks it only when it starts afresh).
+func (b *AddressBook) Oldest(network payoutv1.Network) (time.Time, bool) {
+	family := keyOf(network, "").family
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var oldest time.Time
+	found := false
+	for k, e := range b.byAddr {
+		if k.family == family && (!found || e.created.Before(oldest)) {
+			oldest, found = e.created, true
+		}
+	}
+	return oldest, found
 }
 
 // Len is the number of addresses in the book.
@@ -117,39 +142,39 @@ func (b *AddressBook) Start(ctx context.Context) error {
 	return inf.RemoveEventHandler(reg)
 }
 
-func entry(obj any) (bookKey, types.NamespacedName, bool) {
+func entry(obj any) (bookKey, bookEntry, bool) {
 	t, ok := obj.(*payoutv1.Transfer)
 	if !ok || t.Spec.Method != payoutv1.TransferV1 || t.Spec.DepositAddress == "" {
-		return bookKey{}, types.NamespacedName{}, false
+		return bookKey{}, bookEntry{}, false
 	}
 	return keyOf(t.Spec.SourceNetwork, t.Spec.DepositAddress),
-		types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, true
+		bookEntry{transfer: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, created: t.CreationTimestamp.Time}, true
 }
 
 func (b *AddressBook) put(obj any) {
-	k, tr, ok := entry(obj)
+	k, e, ok := entry(obj)
 	if !ok {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old, taken := b.byAddr[k]; taken && old != tr {
+	if old, taken := b.byAddr[k]; taken && old.transfer != e.transfer {
 		// Addresses are derived from unique transfer ids: this is a bug or a hand-made object.
 		// The first holder keeps the address.
-		b.log.Error(nil, "two transfers have one deposit address; deposits go to the first", "address", k.address, "network", k.family, "first", old, "second", tr)
+		b.log.Error(nil, "two transfers have one deposit address; deposits go to the first", "address", k.address, "network", k.family, "first", old.transfer, "second", e.transfer)
 		return
 	}
-	b.byAddr[k] = tr
+	b.byAddr[k] = e
 }
 
 func (b *AddressBook) remove(obj any) {
-	k, tr, ok := entry(obj)
+	k, e, ok := entry(obj)
 	if !ok {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.byAddr[k] == tr {
+	if b.byAddr[k].transfer == e.transfer {
 		delete(b.byAddr, k)
 	}
 }

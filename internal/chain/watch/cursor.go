@@ -50,9 +50,7 @@ func (s *cursorState) load(ctx context.Context, c client.Client, rd client.Reade
 }
 
 func (s *cursorState) setState(synced bool, message string) {
-	if len(message) > maxMessage {
-		message = message[:maxMessage-3] + "..."
-	}
+	message = truncate(message, maxMessage)
 	if synced != s.synced || message != s.message {
 		s.synced, s.message, s.pending = synced, message, true
 	}

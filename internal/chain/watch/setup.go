@@ -20,6 +20,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/chain/solana"
 	"github.com/stablepay/payout-operator/internal/chain/tron"
+	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 // The watcher's permissions. ChainCursors are created by the watcher of their network; Deposits
@@ -111,6 +112,7 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 		if err != nil {
 			return nil, err
 		}
+		ch.CrossChecked = func(r evm.CrossCheck) { metrics.ChainCrossCheck(name, string(r)) }
 		out.Networks[name] = ch
 		w := &Watcher{
 			Scanner:  &evm.Scanner{Chain: ch, Book: out.Book},

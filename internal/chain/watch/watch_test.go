@@ -330,30 +330,56 @@ func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
 	}
 }
 
+// TestCursorOfAnotherChainIsReset: a cursor taken on another chain (another genesis, or another
+// chain id) is not resumed; the watcher restarts from the block of the oldest transfer it
+// watches, not from the head, so a deposit made before it started is recorded (before, the
+// reset started at the head and skipped it); the blocks scanned again are the cursor's gap
+// until they are scanned.
 func TestCursorOfAnotherChainIsReset(t *testing.T) {
 	set := devchain.StartForTest(t, devchain.Polygon)
 	c := set.Chains[devchain.Polygon]
-	deleteCursor(t, payoutv1.NetworkPolygon)
-	old := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "polygon"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkPolygon}}
-	if err := env.Client.Create(ctx, old); err != nil {
-		t.Fatal(err)
+	chaintest.ManualMining(t, c)
+	ns := namespace(t)
+	for _, old := range []payoutv1.ChainCursorStatus{
+		{ChainID: int64(c.ChainID), GenesisHash: "0x" + strings.Repeat("de", 32), Block: 987654, BlockHash: "0x" + strings.Repeat("ad", 32)},
+		{ChainID: 1, GenesisHash: strings.ToLower(c.GenesisHash.Hex()), Block: 987654, BlockHash: "0x" + strings.Repeat("ad", 32)},
+	} {
+		deleteCursor(t, payoutv1.NetworkPolygon)
+		cc := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "polygon"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkPolygon}}
+		if err := env.Client.Create(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+		cc.Status = old
+		if err := env.Client.Status().Update(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+		id := newID()
+		addr := transfer(t, ns, id, payoutv1.NetworkPolygon)
+		tx, block := chaintest.Send(t, c, set.FundedKey, devchain.USDC, addr, 3_000_000)
+		chaintest.Mine(t, c, 3)
+		// the first endpoint is dead: the watcher fails over to the second
+		cfg := configOf(c, 2)
+		cfg.Networks[payoutv1.NetworkPolygon].RPC = []string{"http://127.0.0.1:1", c.RPCURL}
+		op := startOperator(t, cfg)
+		eventually(t, 20*time.Second, "the cursor reset", func() bool {
+			cc := cursor(t, payoutv1.NetworkPolygon)
+			return cc.Status.GenesisHash == strings.ToLower(c.GenesisHash.Hex()) && cc.Status.ChainID == int64(c.ChainID) && cc.Status.Block < 987654 && cc.Status.Synced
+		})
+		if ep := cursor(t, payoutv1.NetworkPolygon).Status.Endpoint; ep != config.Redact(c.RPCURL) {
+			t.Fatalf("endpoint in use %s, want the second one %s", ep, config.Redact(c.RPCURL))
+		}
+		waitEvent(t, "polygon", CursorResetReason)
+		eventually(t, 10*time.Second, "the deposit made before the reset", func() bool {
+			for _, d := range depositsOf(t, ns) {
+				if d.Spec.Transfer == id && d.Spec.BlockNumber == block && strings.EqualFold(d.Spec.TxHash, tx.Hash().Hex()) {
+					return true
+				}
+			}
+			return false
+		})
+		waitGapScanned(t, payoutv1.NetworkPolygon)
+		op.stop()
 	}
-	old.Status = payoutv1.ChainCursorStatus{ChainID: int64(c.ChainID), GenesisHash: "0x" + strings.Repeat("de", 32), Block: 987654, BlockHash: "0x" + strings.Repeat("ad", 32)}
-	if err := env.Client.Status().Update(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	// the first endpoint is dead: the watcher fails over to the second
-	cfg := configOf(c, 2)
-	cfg.Networks[payoutv1.NetworkPolygon].RPC = []string{"http://127.0.0.1:1", c.RPCURL}
-	startOperator(t, cfg)
-	eventually(t, 20*time.Second, "the cursor reset", func() bool {
-		cc := cursor(t, payoutv1.NetworkPolygon)
-		return cc.Status.GenesisHash == strings.ToLower(c.GenesisHash.Hex()) && cc.Status.Block < 987654 && cc.Status.Synced
-	})
-	if ep := cursor(t, payoutv1.NetworkPolygon).Status.Endpoint; ep != config.Redact(c.RPCURL) {
-		t.Fatalf("endpoint in use %s, want the second one %s", ep, config.Redact(c.RPCURL))
-	}
-	waitEvent(t, "polygon", CursorResetReason)
 }
 
 // waitEvent waits for a Warning event with reason on the ChainCursor of network.

@@ -31,11 +31,23 @@ const (
 	// cursor was rewound.
 	CursorReorgReason = "Reorg"
 	// CursorResetReason (Warning event): the node serves another chain than the cursor's (a dev
-	// chain restarted from scratch); the cursor starts again at the start block.
+	// chain restarted from scratch, a chain id changed); the cursor starts again from the block
+	// of the oldest transfer watched, and status.gap shows the blocks to scan again.
 	CursorResetReason = "ChainReset"
+	// CursorGapReason (Warning event): the cursor had no scanned block while transfers were
+	// watched (it was deleted, or lost in a restore); it starts from the block of the oldest
+	// transfer watched, and status.gap shows the blocks to scan again.
+	CursorGapReason = "Gap"
+	// CursorDisagreementReason (Warning event): two RPC endpoints answered differently about
+	// blocks at depth; nothing of them is credited until they agree (evm.ErrDisagreement).
+	CursorDisagreementReason = "EndpointsDisagree"
 	// CursorDepositSkippedReason (Warning event): a deposit could not be stored at all.
 	CursorDepositSkippedReason = "DepositSkipped"
 )
+
+// restartSlack is how long before the oldest watched transfer's creation a watcher that lost its
+// place restarts: the creation time is the API server's clock, block times are the chain's.
+const restartSlack = 10 * time.Minute
 
 // maxMessage is the ChainCursor status message's length limit.
 const maxMessage = 512
@@ -53,14 +65,24 @@ const maxMessage = 512
 // changes, after a reorg rewind, and otherwise at most once per HeartbeatInterval, with
 // heartbeatAt: a stopped watcher leaves a stale heartbeat that deposit options read as not
 // synced. A restart resumes from the persisted cursor; blocks scanned after the last write are
-// scanned again, which records nothing twice (Deposit names are per log). A cursor taken on
-// another chain (its chainID or genesisHash differs from the node's) is reset to the start
-// block with a Warning event.
+// scanned again, which records nothing twice (Deposit names are per log).
+//
+// A watcher never skips a block where a watched deposit could be: before it scans, the token
+// contracts must pass evm.Chain.CheckTokens (decimals, code hash); and a cursor without a
+// scanned block (new, deleted, lost in a restore) or taken on another chain (its chainID or
+// genesisHash differs from the node's) restarts from the block of the oldest transfer in the
+// book (BlockAt its creation, less restartSlack), or startBlock when that is earlier, or the
+// head when the book is empty, with a Warning event; the blocks from there to the newest block
+// at depth are the cursor's status.gap, counted by payout_chain_gap_blocks until they are
+// scanned. With more than one endpoint every range is cross-checked (evm.Scanner.StepTo); a
+// disagreement credits nothing, is shown in the cursor's message with a Warning event, and is
+// asked again.
 type Watcher struct {
 	Scanner *evm.Scanner
 	Sink    chain.DepositSink
-	// Book, when set, is waited for before the first scan.
-	Book interface{ WaitForSync(context.Context) bool }
+	// Book, when set, is waited for before the first scan, and says where a cursor that lost its
+	// place restarts.
+	Book Transfers
 	// Client writes the ChainCursor; Reader reads it from the API server (not a cache).
 	Client   client.Client
 	Reader   client.Reader
@@ -72,6 +94,13 @@ type Watcher struct {
 	// Recorded, when set, hears of every step that recorded deposits, with when the poll that
 	// found them read the head and when the deposits were stored (benchmarks).
 	Recorded func(st evm.Step, polled, stored time.Time)
+}
+
+// Transfers is what a Watcher asks of the address book besides lookups: whether it holds every
+// transfer yet, and the creation time of the oldest one watched on a network (AddressBook).
+type Transfers interface {
+	WaitForSync(context.Context) bool
+	Oldest(payoutv1.Network) (time.Time, bool)
 }
 
 // NeedLeaderElection: one watcher per network in the whole deployment.
@@ -119,14 +148,21 @@ type run struct {
 	chainID int64
 	genesis string
 	cur     evm.Cursor
-	ready   bool // chainID, genesis and cur are known (setup succeeded)
+	gap     *payoutv1.ChainGap // blocks to scan again, nil when none
+	ready   bool               // chainID, genesis and cur are known (setup succeeded)
 	head    int64
+	// disagreement is the text of the last endpoints' disagreement reported in an event.
+	disagreement string
 }
 
-// setup loads (or creates) the cursor and checks it belongs to the node's chain.
+// setup checks the token contracts, loads (or creates) the cursor and checks it belongs to the
+// node's chain; a cursor that lost its place restarts where no watched deposit can be skipped.
 func (r *run) setup(ctx context.Context) error {
 	w := r.w
 	if err := r.load(ctx, w.Client, w.Reader, w.network()); err != nil {
+		return err
+	}
+	if err := w.Scanner.Chain.CheckTokens(ctx); err != nil {
 		return err
 	}
 	obj := r.obj
@@ -136,30 +172,94 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.chainID, r.genesis = chainID, strings.ToLower(genesis.Hex())
 	st := obj.Status
-	fresh := st.BlockHash == ""
-	if !fresh && (st.GenesisHash != r.genesis || st.ChainID != r.chainID) {
-		w.event(obj, corev1.EventTypeWarning, CursorResetReason,
-			"the node serves chain %d with genesis %s, the cursor was taken on chain %d with genesis %s (a dev chain restarted from scratch?): scanning again from the start block",
+	lost, reason := st.BlockHash == "", "the cursor had no scanned block (new, deleted, or lost in a restore)"
+	event := CursorGapReason
+	if !lost && (st.GenesisHash != r.genesis || st.ChainID != r.chainID) {
+		lost, event = true, CursorResetReason
+		reason = fmt.Sprintf("the node serves chain %d with genesis %s, the cursor was taken on chain %d with genesis %s (a dev chain restarted from scratch, or the chain id changed)",
 			r.chainID, r.genesis, st.ChainID, st.GenesisHash)
-		fresh = true
 	}
-	if fresh {
-		head, err := w.Scanner.Chain.HeadNumber(ctx)
+	if lost {
+		tip, err := w.Scanner.Chain.Tip(ctx)
 		if err != nil {
 			return err
 		}
-		if r.cur, err = w.Scanner.InitCursor(ctx, head); err != nil {
+		from, why, err := r.restart(ctx, tip.Head)
+		if err != nil {
 			return err
 		}
-		r.head = head
+		if r.cur, err = w.Scanner.CursorBefore(ctx, from); err != nil {
+			return err
+		}
+		r.head, r.gap = tip.Head, nil
+		if from < tip.Target {
+			// the blocks at depth when the watcher restarted: those above are scanned as usual
+			r.gap = &payoutv1.ChainGap{From: from, To: tip.Target, Reason: truncate(reason+"; "+why, maxMessage), Since: metav1.NewTime(w.Clock.Now())}
+			w.event(obj, corev1.EventTypeWarning, event, "%s: scanning blocks %d..%d again (%s); deposits in them are recorded as they are scanned",
+				reason, from, tip.Target, why)
+		} else if event == CursorResetReason {
+			w.event(obj, corev1.EventTypeWarning, event, "%s: scanning from block %d (%s)", reason, from, why)
+		}
 	} else {
 		r.cur = cursorOf(st)
 		r.head = st.Head
+		r.gap = st.Gap.DeepCopy()
 	}
 	r.ready = true
+	r.gapScanned()
 	r.setState(false, fmt.Sprintf("starting: scanning from block %d", r.cur.Block+1))
 	r.pending = true
 	return r.persist(ctx)
+}
+
+// restart is the first block a cursor that lost its place scans, and why there: the block of
+// the oldest transfer the book watches on the network (the newest block mined restartSlack
+// before its creation, read by evm.Chain.BlockAt), or startBlock when that is earlier, or the
+// head when neither is known (nothing is watched, so nothing can be skipped).
+func (r *run) restart(ctx context.Context, head int64) (int64, string, error) {
+	w := r.w
+	from, why := head, "no transfer is watched: from the head"
+	if sb := w.Scanner.Chain.Config.StartBlock; sb != nil {
+		from, why = *sb, fmt.Sprintf("from startBlock %d", *sb)
+	}
+	if w.Book == nil {
+		return from, why, nil
+	}
+	oldest, ok := w.Book.Oldest(w.network())
+	if !ok {
+		return from, why, nil
+	}
+	before, err := w.Scanner.Chain.BlockAt(ctx, oldest.Add(-restartSlack), head)
+	if err != nil {
+		return 0, "", fmt.Errorf("finding the block of the oldest transfer watched (created %s): %w", oldest.UTC().Format(time.RFC3339), err)
+	}
+	if before+1 < from {
+		from, why = before+1, fmt.Sprintf("from block %d, mined %s before the oldest transfer watched was created (%s)",
+			before+1, restartSlack, oldest.UTC().Format(time.RFC3339))
+	}
+	return from, why, nil
+}
+
+// gapScanned clears the gap once the cursor has scanned through it, and records what is left of
+// it.
+func (r *run) gapScanned() {
+	w := r.w
+	if r.gap != nil && r.cur.Block >= r.gap.To {
+		w.Log.Info("gap scanned", "from", r.gap.From, "to", r.gap.To, "reason", r.gap.Reason)
+		r.gap, r.pending = nil, true
+	}
+	var left int64
+	if r.gap != nil {
+		left = r.gap.To - r.cur.Block
+	}
+	metrics.ChainGap(w.network(), left)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
 }
 
 // poll reads the head and scans up to the newest block at depth; it returns how long to wait.
@@ -175,13 +275,18 @@ func (r *run) poll(ctx context.Context) time.Duration {
 	metrics.ChainHead(w.network(), head, r.cur.Block)
 	for ctx.Err() == nil {
 		st, err := w.Scanner.StepTo(ctx, r.cur, tip)
-		if errors.Is(err, evm.ErrChainMoved) {
-			w.Log.V(1).Info("the chain moved during a scan; scanning again", "detail", err.Error())
+		if errors.Is(err, evm.ErrChainMoved) || errors.Is(err, evm.ErrSecondBehind) {
+			w.Log.V(1).Info("the chain moved during a scan, or the endpoint asked for a second opinion has not reached it yet; scanning again", "detail", err.Error())
 			return w.Scanner.Chain.Config.PollInterval.Duration
+		}
+		if errors.Is(err, evm.ErrDisagreement) && err.Error() != r.disagreement {
+			r.disagreement = err.Error()
+			w.event(r.obj, corev1.EventTypeWarning, CursorDisagreementReason, "%s", err.Error())
 		}
 		if err != nil {
 			return r.failed(ctx, err)
 		}
+		r.disagreement = ""
 		if st.Reorg != nil {
 			w.Log.Info("reorg: cursor rewound", "detail", st.Reorg.String())
 			w.event(r.obj, corev1.EventTypeWarning, CursorReorgReason, "%s", st.Reorg.String())
@@ -202,6 +307,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		}
 		r.cur = st.Cursor
 		metrics.ChainHead(w.network(), head, r.cur.Block)
+		r.gapScanned()
 		if st.CaughtUp() {
 			r.setState(true, "")
 		} else {
@@ -255,6 +361,7 @@ func (r *run) fill(obj *payoutv1.ChainCursor, now time.Time) {
 			st.Recent[i] = payoutv1.RecentBlock{Number: b.Number, Hash: hashHex(b.Hash)}
 		}
 		st.Head = r.head
+		st.Gap = r.gap.DeepCopy()
 	}
 	r.fillState(obj, now, r.w.Scanner.Chain.Client.Endpoint(),
 		fmt.Sprintf("scanned to block %d (head %d, depth %s)", st.Block, st.Head, r.w.Scanner.Chain.Config.Confirmations.Describe()))

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,14 +27,23 @@ const (
 	StatusOutgoingPaymentSent    = "outgoing_payment_sent"
 	StatusBouncedBack            = "bounced_back"
 	StatusCancelled              = "cancelled"
+	StatusFundsRefunded          = "funds_refunded"
 )
 
 // FailureName is the account holder name whose payouts the simulated bank rejects (CONTRACT.md,
 // "Simulated fiat side"). The comparison is exact: case and spacing count.
 const FailureName = "Simulated Failure"
 
+// ReturnName is the account holder name whose payouts the simulated bank sends and then, after
+// Options.ReturnAfter, gets back from the recipient's bank, as Wise reports a late bounce:
+// outgoing_payment_sent ⇒ bounced_back ⇒ cancelled ⇒ funds_refunded. The comparison is exact.
+const ReturnName = "Simulated Return"
+
 // failureReason is the explanation a rejected payout carries.
 const failureReason = `the recipient's bank returned the payment: the simulated bank rejects every payout to an account held by "` + FailureName + `"`
+
+// returnReason is the explanation a payout returned after it was sent carries.
+const returnReason = `the recipient's bank returned the payment after it was sent: the simulated bank has every payout to an account held by "` + ReturnName + `" returned`
 
 // Entry is one transfer in the simulated bank's ledger.
 type Entry struct {
@@ -63,6 +73,9 @@ type Entry struct {
 	SentAt *time.Time `json:"sentAt,omitempty"`
 	// CancelledAt is when the payout was cancelled and its funds returned.
 	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
+	// ReturnedAt is when the recipient's bank returned a payment that was sent (SentAt): the
+	// money did not stay with the recipient.
+	ReturnedAt *time.Time `json:"returnedAt,omitempty"`
 	// FailureReason explains a bounced or cancelled payout.
 	FailureReason string `json:"failureReason,omitempty"`
 	// SourceOfFunds is the request's details.sourceOfFunds (the service names the deposit that
@@ -78,8 +91,12 @@ type Step struct {
 	At     time.Time `json:"at"`
 }
 
-// Sent reports whether the entry records money sent to the recipient.
+// Sent reports whether the entry records money sent to the recipient (which its bank may have
+// returned since: Returned).
 func (e Entry) Sent() bool { return e.SentAt != nil }
+
+// Returned reports whether the recipient's bank returned the money sent.
+func (e Entry) Returned() bool { return e.ReturnedAt != nil }
 
 // MarshalJSON writes the amounts as JSON numbers with the currency's decimals.
 func (e Entry) MarshalJSON() ([]byte, error) {
@@ -138,14 +155,16 @@ type bank struct {
 	byKey     map[string]int64 // customerTransactionId → transfer id
 	quoteUsed map[string]int64 // quote id → transfer id
 	order     []int64          // transfer ids in order of creation
-	inflight  map[int64]bool   // funded transfers not yet terminal
+	inflight  map[int64]bool   // funded transfers not yet at the end of their path
 	journal   *journal         // nil: memory only
 
-	settle   time.Duration
-	quoteTTL time.Duration
-	rates    pricing.RateSource
-	now      func() time.Time
-	logf     func(string, ...any)
+	settle      time.Duration
+	returnAfter time.Duration
+	keyFilter   bool // the list filters by customerTransactionId (the extension)
+	quoteTTL    time.Duration
+	rates       pricing.RateSource
+	now         func() time.Time
+	logf        func(string, ...any)
 }
 
 func newBank() *bank {
@@ -162,6 +181,13 @@ func newBank() *bank {
 // apply adds a journal record to the state; it is used both live and on replay.
 func (b *bank) apply(r record) {
 	switch {
+	case r.Lost != 0:
+		if t, ok := b.transfers[r.Lost]; ok {
+			delete(b.byKey, t.CustomerTransactionID)
+			delete(b.transfers, r.Lost)
+			delete(b.inflight, r.Lost)
+			b.order = slices.DeleteFunc(b.order, func(id int64) bool { return id == r.Lost })
+		}
 	case r.Quote != nil:
 		b.quotes[r.Quote.ID] = r.Quote
 	case r.Account != nil:
@@ -174,7 +200,7 @@ func (b *bank) apply(r record) {
 		b.transfers[t.TransferID] = t
 		b.byKey[t.CustomerTransactionID] = t.TransferID
 		b.quoteUsed[t.QuoteID] = t.TransferID
-		if t.FundedAt != nil && !terminal(t.Status) {
+		if t.FundedAt != nil && !b.settled(t) {
 			b.inflight[t.TransferID] = true
 		} else {
 			delete(b.inflight, t.TransferID)
@@ -194,8 +220,10 @@ func (b *bank) commit(r record) *apiError {
 	return nil
 }
 
-func terminal(status string) bool {
-	return status == StatusOutgoingPaymentSent || status == StatusCancelled
+// settled reports whether a transfer is at the end of its path: nothing more happens to it.
+func (b *bank) settled(e *Entry) bool {
+	status, _ := nextStep(e, b.settle, b.returnAfter)
+	return status == ""
 }
 
 // newID returns an unused id for kind; ids look like Wise's (8 digits) and are random, so that
@@ -455,27 +483,29 @@ func (b *bank) fund(profile, id int64, typ string) (*Entry, *apiError) {
 
 // advance moves every funded transfer along its path as far as now allows: half-way through
 // the settlement time the funds are converted (or, for FailureName, the payment bounces); at the
-// end the payment is sent (or cancelled and the funds returned).
+// end the payment is sent (or cancelled and the funds returned). A payment to ReturnName comes
+// back ReturnAfter after it was sent.
 func (b *bank) advance() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	for id := range b.inflight {
 		cur := b.transfers[id]
-		fails := cur.RecipientName == FailureName
 		next := cur.clone()
 		for {
-			status, at := nextStep(next.Status, fails, *cur.FundedAt, b.settle)
+			status, at := nextStep(&next, b.settle, b.returnAfter)
 			if status == "" || now.Before(at) {
 				break
 			}
 			next.moveTo(status, at)
-			switch status {
-			case StatusBouncedBack:
+			switch {
+			case status == StatusBouncedBack && next.SentAt != nil:
+				next.FailureReason, next.ReturnedAt = returnReason, &at
+			case status == StatusBouncedBack:
 				next.FailureReason = failureReason
-			case StatusCancelled:
+			case status == StatusCancelled:
 				next.CancelledAt = &at
-			case StatusOutgoingPaymentSent:
+			case status == StatusOutgoingPaymentSent:
 				next.SentAt = &at
 			}
 		}
@@ -488,20 +518,43 @@ func (b *bank) advance() {
 	}
 }
 
-// nextStep is the status after status and the time it is due, or "" at the end of the path.
-func nextStep(status string, fails bool, funded time.Time, settle time.Duration) (string, time.Time) {
-	half, full := funded.Add(settle/2), funded.Add(settle)
+// nextStep is the status after e's and the time it is due, or "" at the end of its path.
+func nextStep(e *Entry, settle, returnAfter time.Duration) (string, time.Time) {
+	if e.FundedAt == nil {
+		return "", time.Time{}
+	}
+	half, full := e.FundedAt.Add(settle/2), e.FundedAt.Add(settle)
+	fails, returns := e.RecipientName == FailureName, e.RecipientName == ReturnName
 	switch {
-	case status == StatusProcessing && fails:
+	case e.Status == StatusProcessing && fails:
 		return StatusBouncedBack, half
-	case status == StatusProcessing:
+	case e.Status == StatusProcessing:
 		return StatusFundsConverted, half
-	case status == StatusBouncedBack:
-		return StatusCancelled, full
-	case status == StatusFundsConverted:
+	case e.Status == StatusFundsConverted:
 		return StatusOutgoingPaymentSent, full
+	case e.Status == StatusOutgoingPaymentSent && returns:
+		return StatusBouncedBack, full.Add(returnAfter)
+	case e.Status == StatusBouncedBack && e.SentAt != nil:
+		return StatusCancelled, full.Add(returnAfter + settle/2)
+	case e.Status == StatusBouncedBack:
+		return StatusCancelled, full
+	case e.Status == StatusCancelled && e.SentAt != nil:
+		return StatusFundsRefunded, full.Add(returnAfter + settle)
 	}
 	return "", time.Time{}
+}
+
+// lose forgets the transfer with the payment reference, as if the bank had lost it; it reports
+// whether there was one.
+func (b *bank) lose(reference string) (bool, *apiError) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range b.order {
+		if b.transfers[id].Reference == reference {
+			return true, b.commit(record{Lost: id})
+		}
+	}
+	return false, nil
 }
 
 func (b *bank) transfer(id int64) (*Entry, bool) {
@@ -516,15 +569,28 @@ func (b *bank) transfer(id int64) (*Entry, bool) {
 	return &c, true
 }
 
-// list returns the profile's transfers, newest first, optionally only the one with key.
-func (b *bank) list(profile int64, key string, offset, limit int) []Entry {
+// listQuery selects transfers of the list: the profile's (all when 0), created within
+// [since, until] (unbounded when zero), with the customerTransactionId key (any when empty).
+type listQuery struct {
+	profile      int64
+	key          string
+	since, until time.Time
+}
+
+func (q listQuery) selects(e *Entry) bool {
+	return (q.profile == 0 || e.Profile == q.profile) && (q.key == "" || e.CustomerTransactionID == q.key) &&
+		(q.since.IsZero() || !e.Created.Before(q.since)) && (q.until.IsZero() || !e.Created.After(q.until))
+}
+
+// list returns the transfers q selects, newest first, from offset, at most limit.
+func (b *bank) list(q listQuery, offset, limit int) []Entry {
 	b.advance()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Entry
 	for i := len(b.order) - 1; i >= 0; i-- {
 		e := b.transfers[b.order[i]]
-		if (profile != 0 && e.Profile != profile) || (key != "" && e.CustomerTransactionID != key) {
+		if !q.selects(e) {
 			continue
 		}
 		if offset > 0 {

@@ -9,7 +9,8 @@
 //	POST /v1/transfers                                           transfer; idempotent by customerTransactionId (a UUID)
 //	POST /v3/profiles/{profileId}/transfers/{transferId}/payments  fund from BALANCE; once (422 transfer.invalid-state after)
 //	GET  /v1/transfers/{transferId}                              status
-//	GET  /v1/transfers?profile=&customerTransactionId=           list, newest first; the key filter is an extension
+//	GET  /v1/transfers?profile=&createdDateStart=&createdDateEnd=&offset=&limit=&customerTransactionId=
+//	                                                             list, newest first; the key filter is an extension
 //
 // and, outside the Wise shape and without a token, GET /ledger (every transfer, oldest first;
 // ?reference= filters) and GET /healthz.
@@ -17,12 +18,17 @@
 // Extensions to Wise's API, all documented where they are served: a quote request may carry
 // "rate", the rate the service quoted its customer, which the bank then converts at (without it
 // the bank prices from the embedded rate snapshot); the transfer list filters by
-// customerTransactionId; a transfer carries "failureReason" once it bounces.
+// customerTransactionId (unless Options.IgnoreKeyFilter, which serves the list as Wise does); a
+// transfer carries "failureReason" once it bounces.
 //
 // Behaviour: a funded transfer goes processing → funds_converted (after half of SettleAfter) →
 // outgoing_payment_sent (after SettleAfter). A transfer to an account held by exactly
 // FailureName goes processing → bounced_back → cancelled instead, with a failureReason, and is
-// never recorded as sent. Amounts are exact decimals in each currency's ISO 4217 minor units: a
+// never recorded as sent. A transfer to an account held by exactly ReturnName is sent, then
+// returned by the recipient's bank Options.ReturnAfter later: bounced_back → cancelled →
+// funds_refunded, recorded as sent and returned (Entry.ReturnedAt), as Wise reports a late
+// bounce. Server.Lose makes the bank forget a transfer, as a provider that lost one would.
+// Amounts are exact decimals in each currency's ISO 4217 minor units: a
 // fixed target converts to a source of target ÷ rate rounded up to the source currency's
 // minor unit. Every change is fsynced to a JSON-lines journal in Options.Dir before it is
 // acknowledged, so a restarted bank keeps its ledger, still recognises every

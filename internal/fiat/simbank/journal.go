@@ -21,6 +21,8 @@ type record struct {
 	Quote    *quote   `json:"quote,omitempty"`
 	Account  *account `json:"account,omitempty"`
 	Transfer *Entry   `json:"transfer,omitempty"`
+	// Lost is the id of a transfer the bank forgot (Server.Lose).
+	Lost int64 `json:"lost,omitempty"`
 }
 
 // journal appends records durably: a change is on disk (fsync) before the bank acts on it or
@@ -58,7 +60,7 @@ func openJournal(dir string, apply func(record)) (*journal, error) {
 			break // a torn last write: never acknowledged, so dropped
 		}
 		var r record
-		if err := json.Unmarshal(data[good:good+end], &r); err != nil || (r.Quote == nil && r.Account == nil && r.Transfer == nil) {
+		if err := json.Unmarshal(data[good:good+end], &r); err != nil || (r.Quote == nil && r.Account == nil && r.Transfer == nil && r.Lost == 0) {
 			f.Close()
 			if err == nil {
 				err = errors.New("empty record")

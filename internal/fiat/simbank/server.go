@@ -26,6 +26,12 @@ type Options struct {
 	// SettleAfter is how long a funded payout takes to reach outgoing_payment_sent (or
 	// cancelled); default 2 s.
 	SettleAfter time.Duration
+	// ReturnAfter is how long after it was sent a payout to ReturnName comes back
+	// (bounced_back); default DefaultReturnAfter.
+	ReturnAfter time.Duration
+	// IgnoreKeyFilter serves GET /v1/transfers as Wise does, without the customerTransactionId
+	// extension: a client looking for one transfer must page through the list.
+	IgnoreKeyFilter bool
 	// Token, when set, is the only bearer token the API accepts; empty accepts any non-empty
 	// bearer token.
 	Token string
@@ -37,10 +43,17 @@ type Options struct {
 	Faults Faults
 	// Logf reports internal failures (a journal write); default log.Printf.
 	Logf func(format string, args ...any)
+	// Now is the bank's clock; default time.Now. A test moves a clock of its own on instead of
+	// waiting for a payout to settle or come back.
+	Now func() time.Time
 }
 
 // DefaultSettleAfter is the settlement time of a funded payout unless Options say otherwise.
 const DefaultSettleAfter = 2 * time.Second
+
+// DefaultReturnAfter is how long a payout to ReturnName stays sent before it comes back, unless
+// Options say otherwise.
+const DefaultReturnAfter = 30 * time.Second
 
 // Server is a running simulated bank.
 type Server struct {
@@ -70,8 +83,14 @@ func Start(o Options) (*Server, error) {
 	if o.QuoteTTL <= 0 {
 		o.QuoteTTL = 30 * time.Minute
 	}
+	if o.ReturnAfter <= 0 {
+		o.ReturnAfter = DefaultReturnAfter
+	}
 	if o.Logf == nil {
 		o.Logf = log.Printf
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Rates == nil {
 		snap, err := pricing.NewSnapshot()
@@ -81,7 +100,8 @@ func Start(o Options) (*Server, error) {
 		o.Rates = snap
 	}
 	b := newBank()
-	b.settle, b.quoteTTL, b.rates, b.now, b.logf = o.SettleAfter, o.QuoteTTL, o.Rates, time.Now, o.Logf
+	b.settle, b.returnAfter, b.quoteTTL, b.rates, b.now, b.logf = o.SettleAfter, o.ReturnAfter, o.QuoteTTL, o.Rates, o.Now, o.Logf
+	b.keyFilter = !o.IgnoreKeyFilter
 	if o.Dir != "" {
 		j, err := openJournal(o.Dir, b.apply)
 		if err != nil {
@@ -137,6 +157,18 @@ func (s *Server) Find(reference string) (Entry, bool) {
 		}
 	}
 	return Entry{}, false
+}
+
+// Lose makes the bank forget the transfer with the payment reference, as a provider that lost a
+// payout it had accepted: GET /v1/transfers/{id} answers 404, the list and the ledger no longer
+// hold it, and its customerTransactionId is free again (a client that created it anew would pay
+// twice). It reports whether the bank held such a transfer.
+func (s *Server) Lose(reference string) (bool, error) {
+	ok, aerr := s.bank.lose(reference)
+	if aerr != nil {
+		return false, aerr
+	}
+	return ok, nil
 }
 
 // SetFaults replaces the injected faults; the zero Faults turns them off.
@@ -366,9 +398,10 @@ func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, transferJSON(e))
 }
 
-// handleTransferList serves GET /v1/transfers?profile=&offset=&limit=, newest first, and the
-// simulated bank's extension customerTransactionId=, which keeps only the transfer made under
-// that idempotency key (Wise has no lookup by it).
+// handleTransferList serves GET /v1/transfers?profile=&createdDateStart=&createdDateEnd=
+// &offset=&limit=, newest first, and the simulated bank's extension customerTransactionId=,
+// which keeps only the transfer made under that idempotency key (Wise has no lookup by it; with
+// Options.IgnoreKeyFilter the bank ignores it too). The dates are ISO 8601 times (or dates).
 func (s *Server) handleTransferList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	intParam := func(name string, def, max int64) (int64, *apiError) {
@@ -397,7 +430,25 @@ func (s *Server) handleTransferList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	entries := s.bank.list(profile, q.Get("customerTransactionId"), int(offset), int(limit))
+	lq := listQuery{profile: profile}
+	if s.bank.keyFilter {
+		lq.key = q.Get("customerTransactionId")
+	}
+	for name, at := range map[string]*time.Time{"createdDateStart": &lq.since, "createdDateEnd": &lq.until} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			if t, err = time.Parse(time.DateOnly, v); err != nil {
+				writeError(w, errorf(http.StatusBadRequest, "error.request.invalid", "%s must be an ISO 8601 time, not %q", name, v))
+				return
+			}
+		}
+		*at = t
+	}
+	entries := s.bank.list(lq, int(offset), int(limit))
 	out := make([]transferResponse, 0, len(entries))
 	for i := range entries {
 		out = append(out, transferJSON(&entries[i]))

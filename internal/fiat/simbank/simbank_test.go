@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // These tests speak raw HTTP to the bank; the wise package tests the client against it.
@@ -440,5 +442,155 @@ func TestFaults(t *testing.T) {
 	s.SetFaults(Faults{})
 	if got := s.FaultCounts(); got != (FaultCounts{Errors: 1, Timeouts: 1, Drops: 1}) {
 		t.Errorf("fault counts %+v", got)
+	}
+}
+
+// list reads GET /v1/transfers?query and returns the ids and customerTransactionIds, in order.
+func list(t testing.TB, s *Server, query string) (ids, keys []string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.URL()+"/v1/transfers?"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []struct {
+		ID                    json.Number `json:"id"`
+		CustomerTransactionID string      `json:"customerTransactionId"`
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/transfers?%s = %d", query, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out {
+		ids, keys = append(ids, o.ID.String()), append(keys, o.CustomerTransactionID)
+	}
+	return ids, keys
+}
+
+// TestReturnAfterSent: a payout to ReturnName is sent, then comes back from the recipient's bank
+// ReturnAfter later, as Wise reports it (bounced_back, cancelled, funds_refunded), and stays
+// recorded as sent and returned across a restart.
+func TestReturnAfterSent(t *testing.T) {
+	dir := t.TempDir()
+	clk := clocktesting.NewFakeClock(time.Now())
+	o := Options{Dir: dir, SettleAfter: time.Second, ReturnAfter: time.Hour, Now: clk.Now}
+	s := startBank(t, o)
+	id := payout(t, s, ReturnName, "back")
+	status := func() any { return mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)["status"] }
+	clk.Step(time.Second)
+	if got := status(); got != StatusOutgoingPaymentSent {
+		t.Fatalf("settled: %v", got)
+	}
+	clk.Step(time.Hour - time.Millisecond)
+	if e, _ := s.Find("back"); !e.Sent() || e.Returned() || e.FailureReason != "" {
+		t.Fatalf("sent, not returned yet: %+v", e)
+	}
+	clk.Step(time.Millisecond)
+	if got := status(); got != StatusBouncedBack {
+		t.Fatalf("ReturnAfter after it was sent: %v", got)
+	}
+	clk.Step(time.Second)
+	if got := status(); got != StatusFundsRefunded {
+		t.Fatalf("then cancelled and refunded: %v", got)
+	}
+	e, _ := s.Find("back")
+	var path []string
+	for _, h := range e.History {
+		path = append(path, h.Status)
+	}
+	if want := "incoming_payment_waiting,processing,funds_converted,outgoing_payment_sent,bounced_back,cancelled,funds_refunded"; strings.Join(path, ",") != want {
+		t.Errorf("path %v, want %s", path, want)
+	}
+	if !e.Sent() || !e.Returned() || e.FailureReason == "" || e.ReturnedAt.Sub(*e.SentAt) != time.Hour {
+		t.Errorf("returned payout: %+v", e)
+	}
+	out := mustCall(t, s, "GET", "/v1/transfers/"+id, "", 200)
+	if !strings.Contains(out["failureReason"].(string), ReturnName) {
+		t.Errorf("the transfer says why it came back: %v", out)
+	}
+	s.Close()
+	s2 := startBank(t, o)
+	if e, _ := s2.Find("back"); !e.Returned() || e.Status != StatusFundsRefunded {
+		t.Errorf("after a restart: %+v", e)
+	}
+}
+
+// TestLose: a bank that loses a transfer answers 404 for it, lists it no more, keeps it lost
+// across a restart, and takes its idempotency key for a new transfer.
+func TestLose(t *testing.T) {
+	dir := t.TempDir()
+	s := startBank(t, Options{Dir: dir})
+	a := postAccount(t, s, "EUR", "Ada Lovelace")
+	key := uuid.NewString()
+	q := postQuote(t, s, "EUR", "86.12", "0.8612")["id"].(string)
+	id := mustCall(t, s, "POST", "/v1/transfers", transferBody(q, a, key, "lost"), 200)["id"].(json.Number).String()
+	kept := payout(t, s, "Ada Lovelace", "kept")
+	if ok, err := s.Lose("lost"); !ok || err != nil {
+		t.Fatalf("Lose = %v, %v", ok, err)
+	}
+	if ok, err := s.Lose("never"); ok || err != nil {
+		t.Errorf("Lose of an unknown reference = %v, %v", ok, err)
+	}
+	if status, out := call(t, s, "GET", "/v1/transfers/"+id, ""); status != 404 || errorCode(out) != "transfer.not-found" {
+		t.Errorf("GET a lost transfer: %d %v", status, out)
+	}
+	if ids, _ := list(t, s, "profile=7"); len(ids) != 1 || ids[0] != kept {
+		t.Errorf("the list holds %v, want only %s", ids, kept)
+	}
+	s.Close()
+	s2 := startBank(t, Options{Dir: dir})
+	if _, ok := s2.Find("lost"); ok || len(s2.Ledger()) != 1 {
+		t.Fatalf("after a restart the lost transfer is back: %+v", s2.Ledger())
+	}
+	q2 := postQuote(t, s2, "EUR", "86.12", "0.8612")["id"].(string)
+	again := mustCall(t, s2, "POST", "/v1/transfers", transferBody(q2, a, key, "lost"), 200)["id"].(json.Number).String()
+	if again == id {
+		t.Errorf("the lost transfer's key gave it back")
+	}
+}
+
+// TestListLikeWise: with IgnoreKeyFilter the list is Wise's: the customerTransactionId filter is
+// ignored, pages are limit long from offset, newest first, and createdDateStart/End bound the
+// creation time.
+func TestListLikeWise(t *testing.T) {
+	s := startBank(t, Options{IgnoreKeyFilter: true})
+	var first string
+	for i := range 120 {
+		q := postQuote(t, s, "EUR", "1", "0.9")["id"].(string)
+		a := postAccount(t, s, "EUR", "Ada Lovelace")
+		key := uuid.NewString()
+		mustCall(t, s, "POST", "/v1/transfers", transferBody(q, a, key, fmt.Sprint("ref-", i)), 200)
+		if i == 0 {
+			first = key
+		}
+	}
+	ids, keys := list(t, s, "profile=7&limit=100&customerTransactionId="+first)
+	if len(ids) != 100 || slices.Contains(keys, first) {
+		t.Fatalf("the key filter is ignored: %d transfers, the oldest among them: %v", len(ids), slices.Contains(keys, first))
+	}
+	more, moreKeys := list(t, s, "profile=7&limit=100&offset=100")
+	if len(more) != 20 || moreKeys[19] != first || slices.Contains(ids, more[0]) {
+		t.Errorf("the second page: %d transfers, oldest last", len(more))
+	}
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if ids, _ := list(t, s, "profile=7&createdDateStart="+future); len(ids) != 0 {
+		t.Errorf("createdDateStart in the future: %d transfers", len(ids))
+	}
+	past := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	if ids, _ := list(t, s, "profile=7&createdDateEnd="+past); len(ids) != 0 {
+		t.Errorf("createdDateEnd in the past: %d transfers", len(ids))
+	}
+	if status, _ := call(t, s, "GET", "/v1/transfers?createdDateStart=yesterday", ""); status != 400 {
+		t.Errorf("a bad date: %d", status)
+	}
+	// The default bank keeps the extension.
+	s2 := startBank(t, Options{})
+	payout(t, s2, "Ada Lovelace", "a")
+	if ids, _ := list(t, s2, "customerTransactionId="+uuid.NewString()); len(ids) != 0 {
+		t.Errorf("the key filter: %v", ids)
 	}
 }

@@ -10,12 +10,14 @@
 // the same key; Wise documents that a repeated customerTransactionId returns the transfer the
 // first call made.
 //
-// Find uses GET /v1/transfers?profile=&customerTransactionId=, an extension the simulated bank
-// serves. Wise's list has no such filter, so the client also checks each transfer's key itself:
-// against a server that ignores the parameter, Find reads the first page of newest transfers and
-// may miss an older payout. That miss is safe for Create (which repeats the idempotent POST and
-// gets the existing transfer back) but not for a decision to fail a transfer; a deployment on
-// Wise itself needs a lookup that pages by creation date, or the transfers#state-change webhook.
+// Find lists GET /v1/transfers?profile=&createdDateStart=&offset=&limit= (Wise's list, newest
+// first) with customerTransactionId=, an extension the simulated bank serves. Wise's list has no
+// such filter, so the client checks each transfer's key itself and reads every page of the
+// transfers created since the caller's notBefore, until one carries the key or the list ends: a
+// nil answer means the provider has none. A search that cannot finish (maxFindPages) is a
+// Transient error, never a "none". Create reads only the first page before it posts: a miss
+// there is safe, since the idempotent POST gets the existing transfer back. Once a payout's id is
+// known, the caller polls Get by id and never searches.
 package wise
 
 import (
@@ -29,6 +31,14 @@ import (
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/fiat"
+)
+
+// Find's search: pages of findPage transfers, at most maxFindPages of them (a window of 100,000
+// transfers), from findSkew before the caller's notBefore (the provider's clock is not ours).
+const (
+	findPage     = 100
+	maxFindPages = 1000
+	findSkew     = time.Hour
 )
 
 // Client is a fiat.Provider over the Wise-style API. It is safe for concurrent use.
@@ -68,12 +78,18 @@ func New(cfg Config) (*Client, error) {
 // Name is the provider's name (Config.Name).
 func (c *Client) Name() string { return c.cfg.Name }
 
-// Find returns the payout made under reference, or nil, nil.
-func (c *Client) Find(ctx context.Context, reference string) (*fiat.Payout, error) {
+// ReturnWindow is how long after outgoing_payment_sent a payout may still come back
+// (Config.ReturnWindow).
+func (c *Client) ReturnWindow() time.Duration { return c.cfg.ReturnWindow }
+
+// Find returns the payout made under reference, or nil, nil when the provider holds none: it
+// searches every transfer of the profile created since notBefore (see the package
+// documentation).
+func (c *Client) Find(ctx context.Context, reference string, notBefore time.Time) (*fiat.Payout, error) {
 	if reference == "" {
 		return nil, errorf(fiat.Permanent, "find", "reference is required")
 	}
-	t, err := c.findTransfer(ctx, CustomerTransactionID(reference))
+	t, err := c.findTransfer(ctx, CustomerTransactionID(reference), notBefore, maxFindPages)
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -84,24 +100,68 @@ func (c *Client) Find(ctx context.Context, reference string) (*fiat.Payout, erro
 	return t.payout(), nil
 }
 
-func (c *Client) findTransfer(ctx context.Context, key string) (*transfer, error) {
-	q := url.Values{"profile": {strconv.FormatInt(c.cfg.ProfileID, 10)}, "customerTransactionId": {key}, "limit": {"100"}}
-	var list []transfer
-	// A read: repeatable.
-	if err := c.do(ctx, call{method: http.MethodGet, path: "/v1/transfers?" + q.Encode(), repeatable: true}, &list); err != nil {
-		return nil, narrow(err, fiat.Transient)
+// findTransfer reads the profile's transfers created since notBefore (all when zero), newest
+// first, up to pages pages, and returns the one under key, or nil when the list ended without
+// it. When pages run out before the list does, the answer is an error if pages > 1 (a search
+// that could not finish proves nothing) and nil otherwise (Create's look at the newest page).
+func (c *Client) findTransfer(ctx context.Context, key string, notBefore time.Time, pages int) (*transfer, error) {
+	var cutoff time.Time
+	if !notBefore.IsZero() {
+		cutoff = notBefore.Add(-findSkew).UTC()
 	}
 	var found *transfer
-	for i := range list {
-		if list[i].CustomerTransactionID != key {
-			continue // a server that ignores the filter
+	ended, err := c.pageTransfers(ctx, url.Values{"customerTransactionId": {key}}, cutoff, pages, func(t *transfer) error {
+		if t.CustomerTransactionID != key {
+			return nil // a server that ignores the key filter
 		}
-		if found != nil {
-			return nil, errorf(fiat.Inconsistent, "find", "the provider holds transfers %d and %d under one customerTransactionId %s", found.ID, list[i].ID, key)
+		if found != nil && found.ID != t.ID {
+			return errorf(fiat.Inconsistent, "find", "the provider holds transfers %d and %d under one customerTransactionId %s", found.ID, t.ID, key)
 		}
-		found = &list[i]
+		found = t
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ended && found == nil && pages > 1 {
+		return nil, errorf(fiat.Transient, "find", "gave up after %d pages of the provider's transfers since %s without reaching their end: whether a payout exists under customerTransactionId %s is unknown",
+			pages, cutoff.Format(time.RFC3339), key)
 	}
 	return found, nil
+}
+
+// pageTransfers hands visit the profile's transfers created since cutoff (all when zero), newest
+// first, findPage per request (GET /v1/transfers with q), up to pages pages. ended reports that
+// the list was read to its end (or to a transfer older than cutoff: a server that ignores
+// createdDateStart), not cut off by pages.
+func (c *Client) pageTransfers(ctx context.Context, q url.Values, cutoff time.Time, pages int, visit func(*transfer) error) (ended bool, err error) {
+	q.Set("profile", strconv.FormatInt(c.cfg.ProfileID, 10))
+	q.Set("limit", strconv.Itoa(findPage))
+	if !cutoff.IsZero() {
+		q.Set("createdDateStart", cutoff.Format("2006-01-02T15:04:05.000Z"))
+	}
+	for page := 0; page < pages; page++ {
+		// Pages by offset in a list that grows at its head meanwhile: a transfer may be read
+		// twice (same id), none is skipped.
+		q.Set("offset", strconv.Itoa(page*findPage))
+		var list []transfer
+		// A read: repeatable.
+		if err := c.do(ctx, call{method: http.MethodGet, path: "/v1/transfers?" + q.Encode(), repeatable: true}, &list); err != nil {
+			return false, narrow(err, fiat.Transient)
+		}
+		for i := range list {
+			if created := parseCreated(list[i].Created); !cutoff.IsZero() && !created.IsZero() && created.Before(cutoff) {
+				return true, nil // the rest is older still
+			}
+			if err := visit(&list[i]); err != nil {
+				return false, err
+			}
+		}
+		if len(list) < findPage {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Get returns the payout with the provider's id. An id the provider does not know is
@@ -137,7 +197,8 @@ func (c *Client) getTransfer(ctx context.Context, id int64) (*transfer, error) {
 // Create makes and funds the payout of req, or finishes and returns the one already made under
 // req.Reference. The steps, each safe to repeat:
 //
-//  1. Find the transfer under the reference's key; if there is one, skip to 4.
+//  1. Look for the transfer under the reference's key in the newest page of transfers (a miss
+//     is safe: step 3 gets an existing transfer back); if there is one, skip to 4.
 //  2. Quote the fixed target amount at req.Rate, and create the recipient account. Both cost
 //     nothing and commit nothing; a repeat leaves an unused quote or account behind.
 //  3. Create the transfer under the key. Wise returns the existing transfer for a repeated key,
@@ -159,7 +220,7 @@ func (c *Client) Create(ctx context.Context, req fiat.PayoutRequest) (*fiat.Payo
 		return nil, errorf(fiat.Permanent, "create", "recipient %v", err)
 	}
 	key := CustomerTransactionID(req.Reference)
-	t, err := c.findTransfer(ctx, key)
+	t, err := c.findTransfer(ctx, key, time.Time{}, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -281,35 +342,24 @@ func narrow(err error, kind fiat.Kind) error {
 	return err
 }
 
-// listPage is how many transfers one page of List asks for.
-const listPage = 100
-
-// List returns the payouts the provider made since a time, newest first: every page of the
-// profile's transfers (GET /v1/transfers?profile=&createdDateStart=&offset=&limit=), read until a
-// page ends or reaches transfers made before since. The recovery check reads it after an etcd
-// restore: the provider, not the restored objects, says which payouts were made.
+// List returns the payouts this service made through the profile since a time, newest first:
+// every page of the profile's transfers created since then (pageTransfers), those whose
+// customerTransactionId is the key of their reference. The recovery check reads it after an etcd
+// restore: the provider, not the restored objects, says which payouts were made. A list it could
+// not read to its end is an error, never a shorter answer.
 func (c *Client) List(ctx context.Context, since time.Time) ([]*fiat.Payout, error) {
 	var out []*fiat.Payout
-	for offset := 0; ; offset += listPage {
-		q := url.Values{"profile": {strconv.FormatInt(c.cfg.ProfileID, 10)}, "createdDateStart": {since.UTC().Format("2006-01-02")},
-			"offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(listPage)}}
-		var page []transfer
-		// A read: repeatable.
-		if err := c.do(ctx, call{method: http.MethodGet, path: "/v1/transfers?" + q.Encode(), repeatable: true}, &page); err != nil {
-			return nil, narrow(err, fiat.Transient)
-		}
-		older := false
-		for i := range page {
-			p := page[i].payout()
-			switch {
-			case !p.Created.IsZero() && p.Created.Before(since):
-				older = true // a server that ignores createdDateStart
-			case page[i].CustomerTransactionID == CustomerTransactionID(p.Reference):
-				out = append(out, p)
-			} // else not made by this service (another user of the profile)
-		}
-		if len(page) < listPage || older {
-			return out, nil
-		}
+	ended, err := c.pageTransfers(ctx, url.Values{}, since.UTC(), maxFindPages, func(t *transfer) error {
+		if p := t.payout(); t.CustomerTransactionID == CustomerTransactionID(p.Reference) {
+			out = append(out, p)
+		} // else not made by this service (another user of the profile)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if !ended {
+		return nil, errorf(fiat.Transient, "list", "gave up after %d pages of the provider's transfers since %s without reaching their end", maxFindPages, since.UTC().Format(time.RFC3339))
+	}
+	return out, nil
 }

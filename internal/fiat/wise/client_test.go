@@ -2,13 +2,18 @@ package wise_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/fiat/simbank"
@@ -186,7 +191,7 @@ func TestFind(t *testing.T) {
 	s := startBank(t, simbank.Options{})
 	c := newClient(t, s.URL())
 	ctx := context.Background()
-	if p, err := c.Find(ctx, "tr-find"); p != nil || err != nil {
+	if p, err := c.Find(ctx, "tr-find", time.Time{}); p != nil || err != nil {
 		t.Fatalf("Find before Create = %+v, %v; want nil, nil", p, err)
 	}
 	created, err := c.Create(ctx, eur("tr-find"))
@@ -196,12 +201,119 @@ func TestFind(t *testing.T) {
 	if _, err := c.Create(ctx, eur("tr-other")); err != nil {
 		t.Fatal(err)
 	}
-	found, err := c.Find(ctx, "tr-find")
+	found, err := c.Find(ctx, "tr-find", time.Time{})
 	if err != nil || found == nil || found.ProviderID != created.ProviderID || found.Reference != "tr-find" {
 		t.Fatalf("Find after Create = %+v, %v; want %s", found, err, created.ProviderID)
 	}
-	if p, err := c.Find(ctx, "tr-never"); p != nil || err != nil {
+	if p, err := c.Find(ctx, "tr-never", time.Time{}); p != nil || err != nil {
 		t.Fatalf("Find of an unknown reference = %+v, %v", p, err)
+	}
+}
+
+// TestFindPagesPastTheNewest100: against a list that ignores the customerTransactionId filter,
+// as Wise's does, Find reads every page of the transfers created since notBefore: a payout with
+// more than 100 newer ones is found (the first page alone missed it), a reference with none is
+// nil only once the list ended, and the search stops at the window's start.
+func TestFindPagesPastTheNewest100(t *testing.T) {
+	s := startBank(t, simbank.Options{IgnoreKeyFilter: true})
+	calls := 0
+	counting := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/transfers" {
+			calls++
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	c := newClient(t, s.URL(), func(cfg *wise.Config) { cfg.HTTPClient = counting })
+	ctx := context.Background()
+	start := time.Now()
+	old, err := c.Create(ctx, eur("tr-oldest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		if _, err := c.Create(ctx, eur(fmt.Sprint("tr-newer-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls = 0
+	found, err := c.Find(ctx, "tr-oldest", start)
+	if err != nil || found == nil || found.ProviderID != old.ProviderID {
+		t.Fatalf("Find behind 150 newer transfers = %+v, %v; want %s", found, err, old.ProviderID)
+	}
+	if calls != 2 {
+		t.Errorf("%d pages read, want 2 (151 transfers)", calls)
+	}
+	calls = 0
+	if p, err := c.Find(ctx, "tr-never", start); p != nil || err != nil || calls != 2 {
+		t.Errorf("Find of a reference the bank never saw = %+v, %v after %d pages; want nil after 2", p, err, calls)
+	}
+	// A window that starts after every transfer (plus the skew) is one short page.
+	calls = 0
+	if p, err := c.Find(ctx, "tr-oldest", time.Now().Add(2*time.Hour)); p != nil || err != nil || calls != 1 {
+		t.Errorf("Find in a window after the payout = %+v, %v after %d pages; want nil after 1", p, err, calls)
+	}
+}
+
+// TestFindNeverConcludesFromAPartialSearch: a list that never ends (a server that honours none
+// of the filters and keeps answering full pages of recent transfers) is a Transient error after
+// the last page allowed, never a "none".
+func TestFindNeverConcludesFromAPartialSearch(t *testing.T) {
+	page := make([]map[string]any, 100)
+	for i := range page {
+		page[i] = map[string]any{"id": i + 1, "status": "processing", "customerTransactionId": "00000000-0000-0000-0000-000000000000",
+			"created": time.Now().UTC().Format("2006-01-02 15:04:05")}
+	}
+	body, _ := json.Marshal(page)
+	pages := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pages++
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL)
+	p, err := c.Find(context.Background(), "tr-somewhere", time.Now().Add(-time.Hour))
+	if p != nil || !fiat.IsTransient(err) || !strings.Contains(fiat.MessageOf(err), "gave up") {
+		t.Fatalf("Find over an endless list = %+v, %v; want a Transient error", p, err)
+	}
+	if pages != 1000 {
+		t.Errorf("%d pages read, want 1000", pages)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestReturnedAfterCompleted: a payout the recipient's bank returns after it was sent reads
+// Completed, then Accepted while it bounces, then Rejected with the bank's reason.
+func TestReturnedAfterCompleted(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	s := startBank(t, simbank.Options{SettleAfter: time.Second, ReturnAfter: time.Hour, Now: clk.Now})
+	c := newClient(t, s.URL())
+	if c.ReturnWindow() != wise.DefaultReturnWindow {
+		t.Errorf("ReturnWindow() = %s, want the default %s", c.ReturnWindow(), wise.DefaultReturnWindow)
+	}
+	p, err := c.Create(context.Background(), request("tr-back", simbank.ReturnName, "EUR", "86.12", "0.8612"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		after time.Duration
+		want  fiat.State
+	}{
+		{time.Second, fiat.StateCompleted},
+		{time.Hour, fiat.StateAccepted}, // bounced_back: the provider may send it again
+		{time.Second, fiat.StateRejected},
+	} {
+		clk.Step(step.after)
+		got, err := c.Get(context.Background(), p.ProviderID)
+		if err != nil || got.State != step.want {
+			t.Fatalf("%s on: %+v, %v; want %s", step.after, got, err, step.want)
+		}
+		if got.State == fiat.StateRejected && !strings.Contains(got.Message, "returned the payment after it was sent") {
+			t.Errorf("the bank's reason: %q", got.Message)
+		}
 	}
 }
 
@@ -320,7 +432,7 @@ func TestUnfundedTransferIsFinishedByCreate(t *testing.T) {
 	if _, err := c.Create(ctx, eur("tr-pending")); !fiat.IsTransient(err) {
 		t.Fatalf("Create with funding down = %v; want a Transient error", err)
 	}
-	p, err := c.Find(ctx, "tr-pending")
+	p, err := c.Find(ctx, "tr-pending", time.Time{})
 	if err != nil || p == nil || p.State != fiat.StatePending {
 		t.Fatalf("Find = %+v, %v; want a pending payout", p, err)
 	}
@@ -352,7 +464,7 @@ func TestRestartKeepsLedgerAndIdempotency(t *testing.T) {
 
 	s2 := startBank(t, simbank.Options{Dir: dir})
 	c := newClient(t, s2.URL())
-	found, err := c.Find(ctx, "tr-restart")
+	found, err := c.Find(ctx, "tr-restart", time.Time{})
 	if err != nil || found == nil || found.ProviderID != first.ProviderID {
 		t.Fatalf("Find after restart = %+v, %v; want %s", found, err, first.ProviderID)
 	}
@@ -451,7 +563,7 @@ func TestTransientErrors(t *testing.T) {
 	// Nobody listening.
 	url := s.URL()
 	s.Close()
-	_, err = newClient(t, url, func(c *wise.Config) { c.Retries = 1 }).Find(ctx, "tr-t3")
+	_, err = newClient(t, url, func(c *wise.Config) { c.Retries = 1 }).Find(ctx, "tr-t3", time.Time{})
 	if !fiat.IsTransient(err) {
 		t.Errorf("connection refused: %v", err)
 	}
@@ -461,7 +573,7 @@ func TestTransientErrors(t *testing.T) {
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = newClient(t, s2.URL(), func(c *wise.Config) { c.Retries = 5 }).Find(dctx, "tr-t4")
+	_, err = newClient(t, s2.URL(), func(c *wise.Config) { c.Retries = 5 }).Find(dctx, "tr-t4", time.Time{})
 	if !fiat.IsTransient(err) || time.Since(start) > 500*time.Millisecond {
 		t.Errorf("deadline: %v after %s", err, time.Since(start))
 	}

@@ -38,18 +38,32 @@ type Config struct {
 	OmitRate bool
 	// Name is the provider's name in transfers' status; default "wise".
 	Name string
+	// ReturnWindow is how long after a payout was sent (outgoing_payment_sent) the recipient's
+	// bank may still return it: the transfer controller asks about a completed payout, rarely,
+	// until then. Default DefaultReturnWindow; 0 stops asking.
+	ReturnWindow time.Duration
 	// HTTPClient sends the calls; default a client of its own. Not a flag.
 	HTTPClient *http.Client
 }
 
+// DefaultReturnWindow is six weeks: Wise documents that most bounce-backs come within 2-3
+// business days "however, they can happen up to several weeks after a transfer is sent"
+// (docs.wise.com, "Tracking transfers"), as outgoing_payment_sent ⇒ bounced_back ⇒ processing ⇒
+// cancelled ⇒ funds_refunded.
+const DefaultReturnWindow = 42 * 24 * time.Hour
+
+// maxReturnWindow bounds the setting: a SEPA recall for fraud may come 13 months after the
+// payment, the longest return any corridor here knows.
+const maxReturnWindow = 400 * 24 * time.Hour
+
 // DefaultConfig returns the defaults of every setting but BaseURL, ProfileID and Token.
 func DefaultConfig() Config {
-	return Config{Timeout: 10 * time.Second, Retries: 3, RetryBackoff: 250 * time.Millisecond, Name: "wise"}
+	return Config{Timeout: 10 * time.Second, Retries: 3, RetryBackoff: 250 * time.Millisecond, Name: "wise", ReturnWindow: DefaultReturnWindow}
 }
 
 // BindFlags registers the settings on fs, with c's current values as defaults:
 // --fiat-url, --fiat-profile-id, --fiat-token, --fiat-timeout, --fiat-retries,
-// --fiat-retry-backoff, --fiat-omit-rate, --fiat-provider-name.
+// --fiat-retry-backoff, --fiat-omit-rate, --fiat-provider-name, --fiat-return-window.
 func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "fiat-url", c.BaseURL, "base URL of the Wise-style payout API (the simulated bank under make run)")
 	fs.Int64Var(&c.ProfileID, "fiat-profile-id", c.ProfileID, "profile id at the payout provider that quotes, owns and funds the payouts")
@@ -59,6 +73,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetryBackoff, "fiat-retry-backoff", c.RetryBackoff, "pause before the first repeat; it doubles after each")
 	fs.BoolVar(&c.OmitRate, "fiat-omit-rate", c.OmitRate, "do not send the quoted rate with quote requests (a simulated-bank extension)")
 	fs.StringVar(&c.Name, "fiat-provider-name", c.Name, "name of the payout provider recorded on transfers")
+	fs.DurationVar(&c.ReturnWindow, "fiat-return-window", c.ReturnWindow, "how long after a payout was sent the recipient's bank may still return it; completed payouts are asked about, rarely, until then (0: never)")
 }
 
 // ApplyEnv fills an empty Token from TokenEnv.
@@ -96,6 +111,9 @@ func (c Config) Validate() error {
 	}
 	if c.Retries > 0 && (c.RetryBackoff <= 0 || c.RetryBackoff > time.Minute) {
 		bad("RetryBackoff", "fiat-retry-backoff", "must be between 0 and 1m, not %s", c.RetryBackoff)
+	}
+	if c.ReturnWindow < 0 || c.ReturnWindow > maxReturnWindow {
+		bad("ReturnWindow", "fiat-return-window", "must be between 0 and %s, not %s", maxReturnWindow, c.ReturnWindow)
 	}
 	if c.Name != "" && !providerName.MatchString(c.Name) {
 		bad("Name", "fiat-provider-name", "%q must be lower-case letters, digits and hyphens, at most 32", c.Name)

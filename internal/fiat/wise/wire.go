@@ -30,9 +30,11 @@ const (
 // Only cancelled, funds_refunded and charged_back are Rejected: Wise can take a bounced_back
 // transfer back to processing and send it again once the details are fixed, so a bounce alone
 // does not prove that no money will reach the recipient. outgoing_payment_sent is Completed:
-// Wise calls it the final state of the normal flow, though a bank may still return the money
-// weeks later (that later bounce is a support case, not a status change here). A status this
-// client does not know is Accepted: in flight, never a reason to fail a transfer.
+// Wise calls it the final state of the normal flow, though the recipient's bank may still return
+// the money weeks later (outgoing_payment_sent ⇒ bounced_back ⇒ processing ⇒ cancelled ⇒
+// funds_refunded), which the caller sees by asking, within Config.ReturnWindow, as Accepted and
+// then Rejected. A status this client does not know is Accepted: in flight, never a reason to
+// fail a transfer.
 func stateOf(status string) fiat.State {
 	switch status {
 	case statusIncomingPaymentWaiting:

@@ -135,6 +135,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Retries = 11 }, "fiat Retries (--fiat-retries)"},
 		{func(c *Config) { c.RetryBackoff = 0 }, "fiat RetryBackoff (--fiat-retry-backoff)"},
 		{func(c *Config) { c.Name = "Wise" }, "fiat Name (--fiat-provider-name)"},
+		{func(c *Config) { c.ReturnWindow = -time.Hour }, "fiat ReturnWindow (--fiat-return-window)"},
+		{func(c *Config) { c.ReturnWindow = 500 * 24 * time.Hour }, "fiat ReturnWindow (--fiat-return-window)"},
 	}
 	for _, tc := range cases {
 		c := good
@@ -154,14 +156,14 @@ func TestConfigFlags(t *testing.T) {
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
 	c.BindFlags(fs)
 	err := fs.Parse([]string{"--fiat-url=http://127.0.0.1:9", "--fiat-profile-id=7", "--fiat-timeout=3s",
-		"--fiat-retries=1", "--fiat-retry-backoff=10ms", "--fiat-omit-rate", "--fiat-provider-name=simbank"})
+		"--fiat-retries=1", "--fiat-retry-backoff=10ms", "--fiat-omit-rate", "--fiat-provider-name=simbank", "--fiat-return-window=240h"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(TokenEnv, "from-env")
 	c.ApplyEnv()
 	want := Config{BaseURL: "http://127.0.0.1:9", ProfileID: 7, Token: "from-env", Timeout: 3 * time.Second,
-		Retries: 1, RetryBackoff: 10 * time.Millisecond, OmitRate: true, Name: "simbank"}
+		Retries: 1, RetryBackoff: 10 * time.Millisecond, OmitRate: true, Name: "simbank", ReturnWindow: 240 * time.Hour}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("flags gave %+v, want %+v", c, want)
 	}

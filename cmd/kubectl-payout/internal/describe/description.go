@@ -71,6 +71,17 @@ func (d TransferDescription) String() string {
 		line("Payer screening", s)
 	}
 	line("Payout", payout(t.Status.Payout))
+	if p := t.Status.Payout; p != nil {
+		if p.LostAt != nil {
+			line("Payout lost", "the provider does not know it since "+timestamp(*p.LostAt)+": nothing is created again; ask the provider's support")
+		}
+		switch {
+		case p.Returned != nil:
+			line("Payout returned", "by the recipient's bank, seen "+timestamp(p.Returned.At)+": "+orNone(p.Returned.Message)+"; the deposit is owed to its sender")
+		case p.ReturnWindowEndsAt != nil:
+			line("Return window", "the recipient's bank may return the payout until "+timestamp(*p.ReturnWindowEndsAt))
+		}
+	}
 	line("Refund", refund(t.Status.Refund))
 	if t.Spec.Cancellation != nil {
 		line("Cancellation", fmt.Sprintf("%s: %s, requested %s", t.Spec.Cancellation.Reason, t.Spec.Cancellation.Message, timestamp(t.Spec.Cancellation.RequestedAt)))

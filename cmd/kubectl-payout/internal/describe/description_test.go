@@ -175,3 +175,29 @@ func TestDescribeCentUnderQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeReturnedAndLostPayouts: describe shows a completed payout's return window, a
+// return by the recipient's bank, and a payout the provider lost (issue 23 item 10).
+func TestDescribeReturnedAndLostPayouts(t *testing.T) {
+	tr := failedTransfer()
+	tr.Status.Phase, tr.Status.Failure = payoutv1.PhaseCompleted, nil
+	tr.Status.Payout.State, tr.Status.Payout.Message = payoutv1.PayoutCompleted, ""
+	tr.Status.Payout.ReturnWindowEndsAt = ptr(at(60))
+	if got := (TransferDescription{Transfer: tr}).String(); !strings.Contains(got, "Return window:   the recipient's bank may return the payout until 2026-11-22T13:00:00Z\n") {
+		t.Errorf("no return window in:\n%s", got)
+	}
+	tr.Status.Payout.Returned = &payoutv1.PayoutReturn{At: at(30), Message: "account closed"}
+	tr.Status.Payout.LostAt = ptr(at(20))
+	got := TransferDescription{Transfer: tr}.String()
+	for _, line := range []string{
+		"Payout lost:     the provider does not know it since 2026-11-22T12:20:00Z: nothing is created again; ask the provider's support\n",
+		"Payout returned: by the recipient's bank, seen 2026-11-22T12:30:00Z: account closed; the deposit is owed to its sender\n",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
+	if strings.Contains(got, "Return window") {
+		t.Errorf("a returned payout's window is over:\n%s", got)
+	}
+}

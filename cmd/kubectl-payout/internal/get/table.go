@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -20,7 +22,8 @@ var (
 )
 
 // WriteTransferTable writes transfers as a kubectl-style table, with ages as of now; wide adds
-// the method, the token, the account and the failure reason.
+// the method, the token, the account and the error: the failure reason, or for a transfer that
+// did not fail the reason of its NeedsAttention condition while True (PayoutLost, PayoutReturned).
 func WriteTransferTable(w io.Writer, transfers []payoutv1.Transfer, now time.Time, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	header := TransferColumns
@@ -34,7 +37,7 @@ func WriteTransferTable(w io.Writer, transfers []payoutv1.Transfer, now time.Tim
 			string(t.Spec.SourceNetwork), strconv.FormatInt(t.Spec.RecipientID, 10), age(t.CreationTimestamp.Time, now),
 		}
 		if wide {
-			row = append(row, string(t.Spec.Method), string(t.Spec.SourceToken), t.Spec.Account, failureReason(t.Status.Failure))
+			row = append(row, string(t.Spec.Method), string(t.Spec.SourceToken), t.Spec.Account, errorReason(&t))
 		}
 		writeRow(tw, row)
 	}
@@ -51,11 +54,14 @@ func writeRow(w io.Writer, cells []string) {
 	fmt.Fprintln(w)
 }
 
-func failureReason(f *payoutv1.TransferFailure) string {
-	if f == nil {
-		return "<none>"
+func errorReason(t *payoutv1.Transfer) string {
+	if f := t.Status.Failure; f != nil {
+		return string(f.Reason)
 	}
-	return string(f.Reason)
+	if c := apimeta.FindStatusCondition(t.Status.Conditions, payoutv1.NeedsAttentionCondition); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason
+	}
+	return "<none>"
 }
 
 func age(created, now time.Time) string {

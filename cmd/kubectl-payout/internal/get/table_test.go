@@ -17,13 +17,15 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // goldenTransfers cover every column: each status kind, both methods, both tokens, two
-// accounts, a failure reason, ages from seconds to days.
+// accounts, a failure reason, a payout needing a person, ages from seconds to days.
 func goldenTransfers() []payoutv1.Transfer {
 	at := func(d time.Duration) metav1.Time { return metav1.NewTime(testgen.Epoch.Add(-d)) }
 	return []payoutv1.Transfer{
 		*testgen.Transfer("payout-acme", "65f1c0de9a8b7c6d5e4f3a21", func(t *payoutv1.Transfer) {
 			t.CreationTimestamp = at(50 * time.Hour)
 			t.Status.Phase = payoutv1.PhaseCompleted
+			// its payout came back from the recipient's bank (issue 23 item 10)
+			t.Status.Conditions = []metav1.Condition{{Type: payoutv1.NeedsAttentionCondition, Status: metav1.ConditionTrue, Reason: "PayoutReturned"}}
 		}),
 		*testgen.Transfer("payout-acme", "65f1c0de9a8b7c6d5e4f3a22", testgen.Failed(payoutv1.FailurePayoutRejected, "rejected by the bank"),
 			func(t *payoutv1.Transfer) {
