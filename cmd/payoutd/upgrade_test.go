@@ -319,11 +319,11 @@ func (p *previousRun) log() string {
 	return b.String()
 }
 
-// markNewer writes testenv.NewerStatusField into the status of every object of kinds, again
+// markNewer writes testenv.NewerField into the status of every object of kinds, again
 // until the API server serves the newer schema (a moment after the CRDs' update).
 func markNewer(kinds []string) {
 	GinkgoHelper()
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerStatusField+`":"kept"}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerField+`":"kept"}}`))
 	for _, kind := range kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(payoutv1.GroupVersion.WithKind(kind + "List"))
@@ -332,7 +332,7 @@ func markNewer(kinds []string) {
 			o := &list.Items[i]
 			Eventually(func() string {
 				Expect(env.Client.Status().Patch(context.Background(), o, patch)).To(Succeed())
-				v, _, _ := unstructured.NestedString(o.Object, "status", testenv.NewerStatusField)
+				v, _, _ := unstructured.NestedString(o.Object, "status", testenv.NewerField)
 				return v
 			}).Should(Equal("kept"), kind+" "+o.GetName())
 		}
@@ -490,7 +490,7 @@ var _ = Describe("an upgrade and its rollback", Ordered, func() {
 		prev.kill()
 		// ...and a status field of a release newer than this one on every object (its CRDs
 		// installed, as after a rollback to this release): this release's writes keep it too.
-		kinds, restore, err := env.WithNewerStatusField(context.Background())
+		kinds, restore, err := env.WithNewerField(context.Background(), "status")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(restore)
 		markNewer(kinds)

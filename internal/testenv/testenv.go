@@ -64,15 +64,15 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
 }
 
-// NewerStatusField is a status field no release has, as the next release would add one: a test
-// puts it into the CRDs (WithNewerStatusField) and into objects, and checks that this release's
-// writes keep it (docs/operations/upgrade.md, a rollback to this release).
-const NewerStatusField = "nextRelease"
+// NewerField is a field no release has, as the next release would add one: a test puts it into
+// the CRDs (WithNewerField) and into objects, and checks that this release's writes keep it
+// (docs/operations/upgrade.md, a rollback to this release).
+const NewerField = "nextRelease"
 
-// WithNewerStatusField adds NewerStatusField, an optional string, to the status of every CRD of
-// the API group that has a status subresource, and returns their kinds and what puts the CRDs
-// back. The API server serves the newer schema a moment after this returns.
-func (e *Env) WithNewerStatusField(ctx context.Context) (kinds []string, restore func() error, err error) {
+// WithNewerField adds NewerField, an optional string, to part ("spec" or "status") of every CRD
+// of the API group that has one (status: a status subresource), and returns their kinds and
+// what puts the CRDs back. The API server serves the newer schema a moment after this returns.
+func (e *Env) WithNewerField(ctx context.Context, part string) (kinds []string, restore func() error, err error) {
 	s := k8sruntime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		return nil, nil, err
@@ -88,14 +88,20 @@ func (e *Env) WithNewerStatusField(ctx context.Context) (kinds []string, restore
 	before := map[string]apiextensionsv1.CustomResourceDefinitionSpec{}
 	for i := range list.Items {
 		crd := &list.Items[i]
-		if crd.Spec.Group != payoutv1.GroupVersion.Group || len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Subresources == nil ||
-			crd.Spec.Versions[0].Subresources.Status == nil {
+		if crd.Spec.Group != payoutv1.GroupVersion.Group || len(crd.Spec.Versions) != 1 {
+			continue
+		}
+		v := crd.Spec.Versions[0]
+		props, ok := v.Schema.OpenAPIV3Schema.Properties[part]
+		if !ok || props.Type != "object" || (part == "status" && (v.Subresources == nil || v.Subresources.Status == nil)) {
 			continue
 		}
 		before[crd.Name] = *crd.Spec.DeepCopy()
-		status := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
-		status.Properties[NewerStatusField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
-		crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"] = status
+		if props.Properties == nil {
+			props.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		}
+		props.Properties[NewerField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		v.Schema.OpenAPIV3Schema.Properties[part] = props
 		if err := c.Update(ctx, crd); err != nil {
 			return nil, nil, err
 		}

@@ -22,7 +22,7 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	c := set.Chains[devchain.Arbitrum]
 	network := payoutv1.NetworkArbitrum
 	deleteCursor(t, network)
-	_, restore, err := env.WithNewerStatusField(ctx)
+	_, restore, err := env.WithNewerField(ctx, "status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +45,12 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	newer := &unstructured.Unstructured{}
 	newer.SetGroupVersionKind(payoutv1.GroupVersion.WithKind("ChainCursor"))
 	newer.SetName(string(network))
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerStatusField+`":"kept"}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"`+testenv.NewerField+`":"kept"}}`))
 	eventually(t, 10*time.Second, "the newer release's field stored", func() bool {
 		if err := env.Client.Status().Patch(ctx, newer, patch); err != nil {
 			t.Fatal(err)
 		}
-		v, _, _ := unstructured.NestedString(newer.Object, "status", testenv.NewerStatusField)
+		v, _, _ := unstructured.NestedString(newer.Object, "status", testenv.NewerField)
 		return v == "kept"
 	})
 	chaintest.Mine(t, c, 3)
@@ -61,7 +61,7 @@ func TestCursorWriteKeepsANewerReleasesField(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: string(network)}, got); err != nil {
 		t.Fatal(err)
 	}
-	if v, _, _ := unstructured.NestedString(got.Object, "status", testenv.NewerStatusField); v != "kept" {
+	if v, _, _ := unstructured.NestedString(got.Object, "status", testenv.NewerField); v != "kept" {
 		t.Fatalf("the watcher's write dropped the newer release's status field: %v", got.Object["status"])
 	}
 }
