@@ -213,7 +213,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, false, "get", namespace, "secrets", "", "core"},
 			// the operators' plugin
 			{operator, true, "create", "", "payoutaccounts", "", ""},
-			{operator, true, "update", "", "apikeys", "", ""},
+			{operator, true, "patch", "", "apikeys", "", ""},
 			{operator, true, "list", "", "transfers", "", ""},
 			{operator, true, "create", acme, "refunds", "", ""},
 			{operator, true, "list", acme, "events", "", "events.k8s.io"},
