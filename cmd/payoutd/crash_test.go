@@ -406,9 +406,12 @@ func expectLedgerMatches(plan []*planned, final map[string]*payoutv1.Transfer) (
 // follows from its quote.
 func createDuringCrashes(acct *account, p *planned, rid int64) string {
 	GinkgoHelper()
+	var answers []int     // the quote's, for the failure message
+	var refusals []string // the create's 400s
 	for attempt := 0; ; attempt++ {
-		Expect(attempt).To(BeNumerically("<", 50), "creating a transfer")
+		Expect(attempt).To(BeNumerically("<", 50), "creating a transfer: the quote answered %v, the create refused %q", answers, refusals)
 		status, m := acct.call("GET", "/api/payouts/quote?targetCurrency=EUR&sourceAmount="+p.amount, nil)
+		answers = append(answers, status)
 		if status != 200 {
 			time.Sleep(pause(status))
 			continue
@@ -433,7 +436,12 @@ func createDuringCrashes(acct *account, p *planned, rid int64) string {
 					return id // the create was done; its answer was lost
 				}
 				if status == 400 {
-					break // a real refusal (the quote expired meanwhile): a new quote
+					// a real refusal: the quote expired meanwhile, or base is unavailable for the
+					// moments after a restart in which its new watcher has not scanned yet (its
+					// deposit option reads the cursor): a new quote, a moment later
+					refusals = append(refusals, fmt.Sprint(m["error"]))
+					time.Sleep(pause(status))
+					break
 				}
 				time.Sleep(pause(status))
 				continue
