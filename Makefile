@@ -198,7 +198,7 @@ test-unit: anvil redis-server postgres ## Unit tests of the domain packages (no 
 # clone without its commit fails there, saying so.
 test-envtest: control-plane build anvil kustomize redis-server postgres ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
 	hack/previous-payoutd.sh >/dev/null
-	go test -count=1 ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
+	go test -count=1 -timeout 30m ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target for $(FUZZTIME) on top of its seed corpus.
