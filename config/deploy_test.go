@@ -223,7 +223,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, false, "delete", "", "namespaces", "", "core"},
 			// the operators' plugin
 			{operator, true, "create", "", "payoutaccounts", "", ""},
-			{operator, true, "update", "", "apikeys", "", ""},
+			{operator, true, "patch", "", "apikeys", "", ""},
 			{operator, true, "list", "", "transfers", "", ""},
 			{operator, true, "create", acme, "refunds", "", ""},
 			{operator, true, "list", acme, "events", "", "events.k8s.io"},

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/recovery"
@@ -25,7 +26,7 @@ type ClaimReconciler struct {
 	Grace time.Duration
 }
 
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete;patch
 
 func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &payoutv1.Claim{}
@@ -53,12 +54,23 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		err = r.APIReader.Get(ctx, key, holder)
 	}
 	// No status write either way: a bound claim needs nothing, and nobody reads a condition on
-	// one (a claim per transfer would otherwise cost a write per transfer).
+	// one (a claim per transfer would otherwise cost a write per transfer). A wallet binding whose
+	// account exists holds even while it is being deleted (ClaimBindingFinalizer).
 	switch {
 	case err == nil:
 		return ctrl.Result{}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
+	}
+	if controllerutil.ContainsFinalizer(claim, payoutv1.ClaimBindingFinalizer) {
+		released := claim.DeepCopy()
+		controllerutil.RemoveFinalizer(released, payoutv1.ClaimBindingFinalizer)
+		if err := r.Patch(ctx, released, client.MergeFromWithOptions(claim, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if !claim.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, nil // deleted already: gone with its finalizer
+		}
 	}
 	uid := claim.UID
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, claim, client.Preconditions{UID: &uid}))

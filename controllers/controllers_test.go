@@ -138,14 +138,17 @@ var _ = Describe("ClaimReconciler", func() {
 		bound := testgen.Claim(payoutv1.ClaimWalletBinding, wallet, payoutv1.ObjectRef{Namespace: payoutv1.AccountNamespace(acct.Name), Name: acct.Name})
 		gone := testgen.Claim(payoutv1.ClaimWalletBinding, "0x00000000000000000000000000000000000b1d01", payoutv1.ObjectRef{Namespace: "payout-nobody", Name: "nobody"})
 		for _, c := range []*payoutv1.Claim{bound, gone} {
+			c.Finalizers = []string{payoutv1.ClaimBindingFinalizer}
 			Expect(env.Client.Create(ctx, c)).To(Succeed())
 		}
+		// deleted by hand, or by a release that does not know bindings (docs/operations/upgrade.md)
+		Expect(env.Client.Delete(ctx, bound)).To(Succeed())
 		fakeClock.SetTime(bound.CreationTimestamp.Add(2 * time.Minute))
 		for _, c := range []*payoutv1.Claim{bound, gone} {
 			_, err := r.Reconcile(ctx, request(c))
 			Expect(err).NotTo(HaveOccurred())
 		}
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "an account's binding is kept")
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "an account's binding is kept, even once deleted")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(gone), gone))).To(BeTrue(), "a binding of no account is released")
 	})
 })

@@ -104,6 +104,19 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
 		return rf
 	}
+	// untilConfirmed reconciles rf, mining blocks (blocks at a time) while its transaction is on
+	// its way, until it is confirmed.
+	untilConfirmed := func(r *RefundReconciler, rf *payoutv1.Refund, blocks int) {
+		GinkgoHelper()
+		Eventually(func() payoutv1.RefundState {
+			_, err := r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+			if st := reload(rf).Status.State; st == payoutv1.RefundSigned || st == payoutv1.RefundBroadcast {
+				chaintest.Mine(GinkgoT(), base, blocks)
+			}
+			return rf.Status.State
+		}).Should(Equal(payoutv1.RefundConfirmed))
+	}
 	balance := func(a common.Address) int64 {
 		b, err := base.BalanceOf(ctx, devchain.USDC, a)
 		Expect(err).NotTo(HaveOccurred())
@@ -239,14 +252,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		rf := newRefund(ns, id)
 		nonceBefore, balanceBefore := nonceOf(walletAt), balance(sender)
 		r := reconciler(wallet)
-		Eventually(func() payoutv1.RefundState {
-			_, err := r.Reconcile(ctx, request(rf))
-			Expect(err).NotTo(HaveOccurred())
-			if st := reload(rf).Status.State; st == payoutv1.RefundSigned || st == payoutv1.RefundBroadcast {
-				chaintest.Mine(GinkgoT(), base, 1)
-			}
-			return rf.Status.State
-		}).Should(Equal(payoutv1.RefundConfirmed))
+		untilConfirmed(r, rf, 1)
 		sent := rf.Status.TxHash
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
 
@@ -324,14 +330,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(rf.Status.Message).To(ContainSubstring("waiting to screen the destination"))
 
 		Expect(env.Client.Delete(ctx, blocked)).To(Succeed())
-		Eventually(func() payoutv1.RefundState {
-			_, err := r.Reconcile(ctx, request(rf))
-			Expect(err).NotTo(HaveOccurred())
-			if reload(rf).Status.State == payoutv1.RefundSigned || rf.Status.State == payoutv1.RefundBroadcast {
-				chaintest.Mine(GinkgoT(), base, 3)
-			}
-			return rf.Status.State
-		}).Should(Equal(payoutv1.RefundConfirmed))
+		untilConfirmed(r, rf, 3)
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(4_000_000)))
 	})
 
@@ -358,14 +357,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing is signed while the gate is closed")
 
 		gate.set("")
-		Eventually(func() payoutv1.RefundState {
-			_, err := r.Reconcile(ctx, request(rf))
-			Expect(err).NotTo(HaveOccurred())
-			if reload(rf).Status.State == payoutv1.RefundSigned || rf.Status.State == payoutv1.RefundBroadcast {
-				chaintest.Mine(GinkgoT(), base, 3)
-			}
-			return rf.Status.State
-		}).Should(Equal(payoutv1.RefundConfirmed))
+		untilConfirmed(r, rf, 3)
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
 	})
 

@@ -422,7 +422,8 @@ func (r *TransferReconciler) releaseHash(ctx context.Context, t *payoutv1.Transf
 func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfer, wallet string) error {
 	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, chain.SenderKey(wallet))
 	c := &payoutv1.Claim{
-		ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, key)},
+		ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimWalletBinding, key),
+			Finalizers: []string{payoutv1.ClaimBindingFinalizer}},
 		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimWalletBinding, Key: key,
 			Holder: payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Spec.Account}},
 	}

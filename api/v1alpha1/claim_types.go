@@ -19,7 +19,8 @@ const (
 	ClaimTransferID   ClaimKind = "transfer-id"
 	// ClaimWalletBinding binds a v2 sender wallet (its chain.SenderKey) to the account whose
 	// transfer from it completed first (PayoutAccount bindWallets). Its holder is the account:
-	// namespace the account's namespace, name the account's name.
+	// namespace the account's namespace, name the account's name. It carries
+	// ClaimBindingFinalizer.
 	ClaimWalletBinding ClaimKind = "wallet-binding"
 	// ClaimDeposit binds one deposit log at the v2 platform address ("network/tx/log") to the
 	// transfer it pays, before that transfer's payout intent: one transaction pays at most one
@@ -27,6 +28,13 @@ const (
 	// funds).
 	ClaimDeposit ClaimKind = "deposit"
 )
+
+// ClaimBindingFinalizer keeps a wallet binding in force while its account exists, even once it
+// is deleted: the claim controller of a release before wallet bindings (7c77d39) took the
+// account for a missing transfer and deleted every binding, and a hand deletion would free the
+// wallet as surely. A binding being deleted still binds (only its existence is read); the claim
+// controller removes the finalizer once the account is gone.
+const ClaimBindingFinalizer = "payout.stablepay.dev/binding"
 
 // ClaimName is the object name of the claim on key: the kind and the SHA-256 of the key. Hashing
 // makes any key (mixed-case base58 signatures included) a valid object name, and one name per

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -146,6 +147,41 @@ var _ = Describe("CEL and schema rules", func() {
 		expectInvalid(env.Client.Update(ctx, t), "txHash is set once")
 		t.Spec.TxHash = "0x" + strings.Repeat("AB", 32)
 		expectInvalid(env.Client.Update(ctx, t), "spec.txHash")
+	})
+
+	It("refuses a status write that drops a list item's field an older release does not know", func() {
+		// what the previous release (hack/previous-release) writes back of this release's lists: a
+		// merge patch replaces a list whole, and its types have no network and refund on a stray
+		// deposit, no state and decidedAt on a notification (docs/operations/upgrade.md)
+		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa9")
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		stray := func(tx string) payoutv1.StrayDeposit {
+			return payoutv1.StrayDeposit{TxHash: "0x" + strings.Repeat(tx, 32), Token: payoutv1.TokenUSDC, Amount: "1", Reason: "from another wallet"}
+		}
+		first := stray("ab")
+		first.Network = payoutv1.NetworkBase
+		first.Refund = &payoutv1.StrayRefundFacts{Name: "r", Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, TxHash: "0x" + strings.Repeat("ef", 32), ConfirmedAt: testgen.Epoch}
+		t.Status.StrayDeposits = []payoutv1.StrayDeposit{first}
+		t.Status.Notifications = []payoutv1.NotificationRecord{{Kind: payoutv1.NotificationPayoutSent, State: payoutv1.NotificationPending, To: "a@example.com", DecidedAt: &testgen.Epoch}}
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
+
+		older := func(status string) error {
+			return env.Client.Status().Patch(ctx, t.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"status":`+status+`}`)))
+		}
+		expectInvalid(older(`{"strayDeposits":[
+			{"txHash":"0x`+strings.Repeat("ab", 32)+`","token":"usdc","amount":"1","reason":"from another wallet"},
+			{"txHash":"0x`+strings.Repeat("cd", 32)+`","token":"usdc","amount":"2","reason":"from another wallet"}]}`),
+			"a stray deposit, once listed, stays listed with its network and its refund")
+		expectInvalid(older(`{"strayDeposits":null}`), "a stray deposit, once listed")
+		expectInvalid(older(`{"notifications":[
+			{"kind":"PayoutSent","to":"a@example.com"},{"kind":"Failed","to":"a@example.com","sentAt":"2026-01-01T00:00:00Z"}]}`),
+			"a notification, once listed, stays listed with its state and decidedAt")
+
+		// this release appends, keeping every field
+		t.Status.StrayDeposits = append(t.Status.StrayDeposits, stray("cd"))
+		t.Status.Notifications[0].State = payoutv1.NotificationSent
+		t.Status.Notifications = append(t.Status.Notifications, payoutv1.NotificationRecord{Kind: payoutv1.NotificationFailed, State: payoutv1.NotificationPending, To: "a@example.com", DecidedAt: &testgen.Epoch})
+		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
 	})
 
 	It("keeps one-way switches one-way", func() {

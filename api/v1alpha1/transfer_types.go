@@ -593,6 +593,15 @@ const MaxStrays = 32
 // that a create costs the API server one write and no status patch (issue 13's load goal). Its
 // history, Ready condition and observedGeneration appear with the first fact; the opening
 // history line is then written with the creation time (transfer.History shows it before).
+//
+// A status patch replaces a list whole, so a writer that does not know a field of a list's items
+// (an older release, after a rollback) would write the items back without it. Two validation
+// rules refuse such a write of the lists whose items gained fields after the release of 7c77d39
+// (docs/operations/upgrade.md): strayDeposits (network, refund) and notifications (state,
+// decidedAt). The older controller's write fails and is retried; this release makes it once it
+// runs again (the Deposit objects keep every stray meanwhile, and a mail not recorded is not sent).
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.notifications) || (has(self.notifications) && oldSelf.notifications.all(o, self.notifications.exists(n, n.kind == o.kind && (!has(o.state) || has(n.state)) && (!has(o.decidedAt) || has(n.decidedAt)))))",message="a notification, once listed, stays listed with its state and decidedAt (a writer that does not know them must not write the list: docs/operations/upgrade.md)"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.strayDeposits) || (has(self.strayDeposits) && oldSelf.strayDeposits.all(o, self.strayDeposits.exists(n, n.txHash == o.txHash && n.?logIndex.orValue(0) == o.?logIndex.orValue(0) && (!has(o.network) || has(n.network)) && (!has(o.refund) || has(n.refund)))))",message="a stray deposit, once listed, stays listed with its network and its refund (a writer that does not know them must not write the list: docs/operations/upgrade.md)"
 type TransferStatus struct {
 	// phase is the public status (spec 3.1), derived from the facts below.
 	// +optional

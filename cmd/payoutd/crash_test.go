@@ -39,7 +39,8 @@ const crashTransfers = 200
 // a short pause, as a node failure would.
 type killer struct {
 	bin, kubeconfig, addr string
-	extra                 []string // flags beyond payoutdArgs
+	extra                 []string                // flags beyond payoutdArgs
+	args                  func([]string) []string // when set, what of payoutdArgs the binary takes
 	logDir                string
 	mu                    sync.Mutex
 	cmd                   *exec.Cmd
@@ -54,7 +55,11 @@ func (k *killer) start() {
 	k.starts++
 	log, err := os.Create(filepath.Join(k.logDir, fmt.Sprintf("payoutd-%03d.log", k.starts)))
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, payoutdArgs(k.addr, k.extra...)...)...)
+	args := payoutdArgs(k.addr, k.extra...)
+	if k.args != nil {
+		args = k.args(args)
+	}
+	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "PAYOUT_FIAT_TOKEN="+bankToken)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -322,15 +327,21 @@ func payoutdBinary(user string) (bin, kubeconfig string) {
 	build := exec.Command("go", "build", "-o", bin, ".")
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
+	return bin, adminKubeconfig(user)
+}
+
+// adminKubeconfig writes a kubeconfig of a cluster-admin user named user and returns its path.
+func adminKubeconfig(user string) string {
+	GinkgoHelper()
 	u, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	kc, err := u.KubeConfig()
 	Expect(err).NotTo(HaveOccurred())
 	_, err = clientcmd.Load(kc)
 	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = filepath.Join(workdir, user+"-kubeconfig")
+	kubeconfig := filepath.Join(workdir, user+"-kubeconfig")
 	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
-	return bin, kubeconfig
+	return kubeconfig
 }
 
 // awaitFinal waits until every planned transfer has a final status, and returns them.
@@ -395,9 +406,12 @@ func expectLedgerMatches(plan []*planned, final map[string]*payoutv1.Transfer) (
 // follows from its quote.
 func createDuringCrashes(acct *account, p *planned, rid int64) string {
 	GinkgoHelper()
+	var answers []int     // the quote's, for the failure message
+	var refusals []string // the create's 400s
 	for attempt := 0; ; attempt++ {
-		Expect(attempt).To(BeNumerically("<", 50), "creating a transfer")
+		Expect(attempt).To(BeNumerically("<", 50), "creating a transfer: the quote answered %v, the create refused %q", answers, refusals)
 		status, m := acct.call("GET", "/api/payouts/quote?targetCurrency=EUR&sourceAmount="+p.amount, nil)
+		answers = append(answers, status)
 		if status != 200 {
 			time.Sleep(pause(status))
 			continue
@@ -422,7 +436,12 @@ func createDuringCrashes(acct *account, p *planned, rid int64) string {
 					return id // the create was done; its answer was lost
 				}
 				if status == 400 {
-					break // a real refusal (the quote expired meanwhile): a new quote
+					// a real refusal: the quote expired meanwhile, or base is unavailable for the
+					// moments after a restart in which its new watcher has not scanned yet (its
+					// deposit option reads the cursor): a new quote, a moment later
+					refusals = append(refusals, fmt.Sprint(m["error"]))
+					time.Sleep(pause(status))
+					break
 				}
 				time.Sleep(pause(status))
 				continue

@@ -174,6 +174,8 @@ var _ = Describe("an etcd restore", func() {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		allIn(failed[:5], payoutv1.PhaseRefunded)
+		firstCheck := &payoutv1.Recovery{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: payoutv1.RecoveryName}, firstCheck)).To(Succeed())
 		stop()
 		for _, m := range failed[5:] {
 			_, _, err = admin.RequestRefund(ctx, env.Client, m.id, "restore e2e")
@@ -187,19 +189,17 @@ var _ = Describe("an etcd restore", func() {
 		env = startCluster(live)
 		url, stop = runInProcess(env.Config, args...)
 		setURL(url)
-		// this restart took longer than the gap: the check asks for an operator, who resumes
-		acknowledge := func() {
-			GinkgoHelper()
-			rec := &payoutv1.Recovery{}
-			Eventually(func() payoutv1.RecoveryState {
-				_ = env.Client.Get(ctx, client.ObjectKey{Name: payoutv1.RecoveryName}, rec)
-				return rec.Status.State
-			}).Should(Or(Equal(payoutv1.RecoveryRequired), Equal(payoutv1.RecoveryClear)))
-			before := rec.DeepCopy()
-			rec.Spec.Acknowledged = rec.Status.CheckID
-			Expect(env.Client.Patch(ctx, rec, client.MergeFrom(before))).To(Succeed())
-		}
-		acknowledge()
+		// this restart took longer than the gap: the check of this start (not the one the
+		// object still shows from before the restart) asks for an operator, who resumes
+		rec := &payoutv1.Recovery{}
+		Eventually(func() bool {
+			_ = env.Client.Get(ctx, client.ObjectKey{Name: payoutv1.RecoveryName}, rec)
+			st := rec.Status
+			return st.CheckID != firstCheck.Status.CheckID && (st.State == payoutv1.RecoveryRequired || st.State == payoutv1.RecoveryClear)
+		}).Should(BeTrue(), "the check of this start")
+		before := rec.DeepCopy()
+		rec.Spec.Acknowledged = rec.Status.CheckID
+		Expect(env.Client.Patch(ctx, rec, client.MergeFrom(before))).To(Succeed())
 		pay(waiting)
 		lostV1 := spread(15, func(i int, a acctOf) made { return v1(a.account, a.payee, amount(80+i), crypto0x()) })
 		pay(lostV1)
@@ -228,7 +228,7 @@ var _ = Describe("an etcd restore", func() {
 		url, stop = runInProcess(env.Config, args...)
 		setURL(url)
 		DeferCleanup(func() { stop(); Expect(env.Stop()).To(Succeed()) })
-		rec := &payoutv1.Recovery{}
+		rec = &payoutv1.Recovery{}
 		Eventually(func() payoutv1.RecoveryState {
 			_ = env.Client.Get(ctx, client.ObjectKey{Name: payoutv1.RecoveryName}, rec)
 			return rec.Status.State

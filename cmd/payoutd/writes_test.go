@@ -166,6 +166,8 @@ var _ = Describe("API-server writes of a transfer's lifecycle, counted", Ordered
 		byKind, total, events := counter.of(payoutv1.AccountNamespace(acct.name))
 		AddReportEntry("v2 lifecycle writes", fmt.Sprintf("%d writes (+%d events):\n%s", total, events, table(byKind)))
 		GinkgoWriter.Printf("v2 lifecycle: %d writes (+%d events)\n%s", total, events, table(byKind))
-		Expect(total).To(BeNumerically("<=", 12), table(byKind))
+		// 13: the claims are the customer_uuid's, the hash's and the deposit log's (one transaction
+		// pays one transfer, even once the hash claim is gone: issue 23)
+		Expect(total).To(BeNumerically("<=", 13), table(byKind))
 	})
 })

@@ -52,7 +52,8 @@ func RevokeKey(ctx context.Context, c client.Client, keyID string) error {
 		if k.Spec.Revoked {
 			return nil
 		}
+		before := k.DeepCopy()
 		k.Spec.Revoked = true
-		return c.Update(ctx, k)
+		return c.Patch(ctx, k, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
 }

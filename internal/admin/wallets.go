@@ -75,7 +75,9 @@ func BlockWallet(ctx context.Context, c client.Client, address, reason string) e
 }
 
 // createOrUpdate creates want, or when it exists applies mutate to the stored object and
-// updates it if mutate reports a change, re-reading on conflicts.
+// patches what mutate changed if it reports a change, re-reading on conflicts. A patch, not an
+// update: a field of a newer release is not in current, and an update would drop it
+// (docs/operations/upgrade.md).
 func createOrUpdate[T client.Object](ctx context.Context, c client.Client, want, current T, mutate func(T) bool) error {
 	err := c.Create(ctx, want)
 	if !apierrors.IsAlreadyExists(err) {
@@ -85,9 +87,10 @@ func createOrUpdate[T client.Object](ctx context.Context, c client.Client, want,
 		if err := c.Get(ctx, client.ObjectKeyFromObject(want), current); err != nil {
 			return err
 		}
+		before := current.DeepCopyObject().(client.Object)
 		if !mutate(current) {
 			return nil
 		}
-		return c.Update(ctx, current)
+		return c.Patch(ctx, current, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
 }

@@ -321,7 +321,9 @@ func (c *Checker) writeChecking(ctx context.Context, cause error) {
 }
 
 // writeStatus creates the Recovery object when missing and replaces its status, keeping the
-// operator's spec.
+// operator's spec. The write is a merge patch from the status as read, not an update: a field
+// of a newer release (after a rollback to this one) is in neither, and stays
+// (docs/operations/upgrade.md).
 func (c *Checker) writeStatus(ctx context.Context, st payoutv1.RecoveryStatus) error {
 	rec := &payoutv1.Recovery{}
 	err := c.Client.Get(ctx, client.ObjectKey{Name: payoutv1.RecoveryName}, rec)
@@ -332,6 +334,7 @@ func (c *Checker) writeStatus(ctx context.Context, st payoutv1.RecoveryStatus) e
 	if err != nil {
 		return fmt.Errorf("the Recovery object: %w", err)
 	}
+	before := rec.DeepCopy()
 	st.ObservedGeneration = rec.Generation
 	st.Conditions = rec.Status.Conditions
 	if st.Heartbeat == nil {
@@ -349,7 +352,7 @@ func (c *Checker) writeStatus(ctx context.Context, st payoutv1.RecoveryStatus) e
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: payoutv1.ReadyCondition, Status: ready, Reason: reason,
 		Message: truncate(why, 512), ObservedGeneration: rec.Generation})
 	rec.Status = st
-	return c.Client.Status().Update(ctx, rec)
+	return c.Client.Status().Patch(ctx, rec, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 func newCheckID(at time.Time) string {

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
@@ -65,4 +68,63 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
+}
+
+// NewerField is a field no release has, as the next release would add one: a test puts it into
+// the CRDs (WithNewerField) and into objects, and checks that this release's writes keep it
+// (docs/operations/upgrade.md, a rollback to this release).
+const NewerField = "nextRelease"
+
+// WithNewerField adds NewerField, an optional string, to part ("spec" or "status") of every CRD
+// of the API group that has one (status: a status subresource), and returns their kinds and
+// what puts the CRDs back. The API server serves the newer schema a moment after this returns.
+func (e *Env) WithNewerField(ctx context.Context, part string) (kinds []string, restore func() error, err error) {
+	s := k8sruntime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(e.Config, client.Options{Scheme: s})
+	if err != nil {
+		return nil, nil, err
+	}
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, nil, err
+	}
+	before := map[string]apiextensionsv1.CustomResourceDefinitionSpec{}
+	for i := range list.Items {
+		crd := &list.Items[i]
+		if crd.Spec.Group != payoutv1.GroupVersion.Group || len(crd.Spec.Versions) != 1 {
+			continue
+		}
+		v := crd.Spec.Versions[0]
+		props, ok := v.Schema.OpenAPIV3Schema.Properties[part]
+		if !ok || props.Type != "object" || (part == "status" && (v.Subresources == nil || v.Subresources.Status == nil)) {
+			continue
+		}
+		before[crd.Name] = *crd.Spec.DeepCopy()
+		if props.Properties == nil {
+			props.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		}
+		props.Properties[NewerField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		v.Schema.OpenAPIV3Schema.Properties[part] = props
+		if err := c.Update(ctx, crd); err != nil {
+			return nil, nil, err
+		}
+		kinds = append(kinds, crd.Spec.Names.Kind)
+	}
+	restore = func() error {
+		for name, spec := range before {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				return err
+			}
+			crd.Spec = spec
+			if err := c.Update(ctx, crd); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return kinds, restore, nil
 }

@@ -65,7 +65,10 @@ func (s *cursorState) failure(err error, poll, maxBackoff time.Duration) time.Du
 }
 
 // writeIfDue writes the cursor, its status filled by fill, when a change is pending or the
-// heartbeat is due.
+// heartbeat is due. The write is a merge patch of what fill changed, never a whole status: a
+// field of a newer release (after a rollback to this one) is not in our types, and an update
+// would drop it (docs/operations/upgrade.md). The patch carries the resourceVersion it was
+// computed from, as the update did.
 func (s *cursorState) writeIfDue(ctx context.Context, c client.Client, rd client.Reader, now time.Time, heartbeat time.Duration,
 	fill func(*payoutv1.ChainCursor, time.Time)) error {
 	if !s.pending && now.Sub(s.written) < heartbeat {
@@ -73,14 +76,14 @@ func (s *cursorState) writeIfDue(ctx context.Context, c client.Client, rd client
 	}
 	obj := s.obj.DeepCopy()
 	fill(obj, now)
-	err := c.Status().Update(ctx, obj)
+	err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(s.obj, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) {
 		// someone else wrote the object (a label, a kubectl edit): ours is the status
 		fresh := &payoutv1.ChainCursor{}
 		if err = rd.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err == nil {
-			fill(fresh, now)
-			obj = fresh
-			err = c.Status().Update(ctx, obj)
+			obj = fresh.DeepCopy()
+			fill(obj, now)
+			err = c.Status().Patch(ctx, obj, client.MergeFromWithOptions(fresh, client.MergeFromWithOptimisticLock{}))
 		}
 	}
 	if err != nil {

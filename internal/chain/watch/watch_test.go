@@ -209,13 +209,7 @@ func depositsOf(t *testing.T, ns string) []payoutv1.Deposit {
 }
 
 func TestDepositCreditedAtExactlyTheConfirmationDepth(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
-	deleteCursor(t, payoutv1.NetworkBase)
-	ns := namespace(t)
-	id := newID()
-	addr := transfer(t, ns, id, payoutv1.NetworkBase)
+	set, c, ns, id, addr := baseWithTransfer(t)
 	startOperator(t, configOf(c, 3))
 	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-3)
 
@@ -277,13 +271,7 @@ func TestDepositReorgedOutBeforeDepthIsNeverCredited(t *testing.T) {
 }
 
 func TestRestartNeitherMissesNorDoubleCredits(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
-	deleteCursor(t, payoutv1.NetworkBase)
-	ns := namespace(t)
-	id1 := newID()
-	a1 := transfer(t, ns, id1, payoutv1.NetworkBase)
+	set, c, ns, id1, a1 := baseWithTransfer(t)
 	a2 := transfer(t, ns, newID(), payoutv1.NetworkBase)
 	cfg := configOf(c, 2)
 	first := startOperator(t, cfg)

@@ -12,7 +12,7 @@ import (
 
 // What `apikey revoke` needs.
 //
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;update
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;patch
 
 // RevokeOptions are the inputs of `apikey revoke KEY_ID`.
 type RevokeOptions struct {

@@ -13,7 +13,7 @@ import (
 
 // What `wallet block` needs.
 //
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=blockedwallets,verbs=get;create;update
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=blockedwallets,verbs=get;create;patch
 
 // BlockOptions are the inputs of `wallet block ADDRESS [--reason R]`.
 type BlockOptions struct {

@@ -16,7 +16,7 @@ import (
 //
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts,verbs=get
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=wallets,verbs=get;create;update
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=wallets,verbs=get;create;patch
 
 // VerifyOptions are the inputs of `wallet verify ADDRESS --account NAME`.
 type VerifyOptions struct {
