@@ -115,7 +115,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 				chaintest.Mine(GinkgoT(), base, blocks)
 			}
 			return rf.Status.State
-		}).Should(Equal(payoutv1.RefundConfirmed))
+		}).WithTimeout(30 * time.Second).Should(Equal(payoutv1.RefundConfirmed))
 	}
 	balance := func(a common.Address) int64 {
 		b, err := base.BalanceOf(ctx, devchain.USDC, a)
@@ -383,17 +383,6 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(reload(rf).Status.Message).To(ContainSubstring("no refund wallet can send usdc on base"))
 	})
 
-	// mineUntil reconciles rf, mining a block after each pass, until it reads state.
-	mineUntil := func(r *RefundReconciler, rf *payoutv1.Refund, state payoutv1.RefundState) {
-		GinkgoHelper()
-		Eventually(func() payoutv1.RefundState {
-			_, err := r.Reconcile(ctx, request(rf))
-			Expect(err).NotTo(HaveOccurred())
-			chaintest.Mine(GinkgoT(), base, 1)
-			return reload(rf).Status.State
-		}).WithTimeout(30 * time.Second).Should(Equal(state))
-	}
-
 	It("keeps a deleted refund whose transaction may be on its way until it is confirmed: a second request signs nothing (issue 23 item 6)", func() {
 		ns := namespace()
 		id := "fa000000000000000000000d"
@@ -425,7 +414,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 		// the controller takes the same transaction to depth
 		r := reconciler(wallet)
-		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		untilConfirmed(r, rf, 1)
 		Expect(rf.Status.TxHash).To(Equal(txHash))
 
 		// confirmed, it stays until its transfer records it (the transfer controller's part)
@@ -473,7 +462,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
 		Expect(err).NotTo(HaveOccurred())
 		rf = reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}})
-		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		untilConfirmed(r, rf, 1)
 		chaintest.Mine(GinkgoT(), base, 3)
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(6_000_000)))
@@ -514,7 +503,8 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(pending).To(Equal(nonceBefore+1), "no second transaction in the pool")
 
 		// mined, the chain shows it sent: the refund follows it to depth
-		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		chaintest.Mine(GinkgoT(), base, 1)
+		untilConfirmed(r, rf, 1)
 		Expect(rf.Status.TxHash).To(Equal(sent))
 		chaintest.Mine(GinkgoT(), base, 3)
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore + 1))
@@ -566,7 +556,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(requested[0].Reason).To(Equal(transfer.OrphanReason))
 		rf := reload(&payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.StrayRefundName(id, ref)}})
 		r := reconciler(wallet)
-		mineUntil(r, rf, payoutv1.RefundConfirmed)
+		untilConfirmed(r, rf, 1)
 		chaintest.Mine(GinkgoT(), base, 3)
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(8_000_000)))
 
