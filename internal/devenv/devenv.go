@@ -7,6 +7,7 @@ package devenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -153,7 +155,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}, svc.payoutdArgs()...)}
 	stopped := d.supervise(ctx)
 
-	if err := waitReady(ctx, baseURL, key, stopped); err != nil {
+	if err := waitReady(ctx, baseURL, key, devchain.Networks, stopped); err != nil {
 		return fmt.Errorf("payoutd did not become ready: %w (see %s)", err, d.logPath())
 	}
 	plugin, err := filepath.Abs(filepath.Join(cfg.Bin, "kubectl-payout"))
@@ -243,23 +245,21 @@ func defaultKey(ctx context.Context, c client.Client, keyFile string) (string, e
 	return full, writeAtomic(keyFile, []byte(full+"\n"), 0o600)
 }
 
-// waitReady polls payoutd until it is ready and the default key authenticates.
-func waitReady(ctx context.Context, baseURL, key string, stopped <-chan struct{}) error {
+// waitReady polls payoutd until the default key authenticates and every deposit option of the
+// dev chains (networks) is available: .dev/env promises every part ready (CONTRACT.md), and a
+// network's option turns available only once its watcher has scanned (its ChainCursor).
+func waitReady(ctx context.Context, baseURL, key string, networks []string, stopped <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	hc := &http.Client{Timeout: 5 * time.Second}
 	var last error
 	for {
-		req, _ := http.NewRequestWithContext(ctx, "GET", baseURL+"/api/payouts/amount-limits", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := hc.Do(req)
+		err := authenticates(ctx, hc, baseURL, key)
 		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("GET amount-limits answered %d", resp.StatusCode)
+			err = optionsAvailable(ctx, hc, baseURL, key, networks)
+		}
+		if err == nil {
+			return nil
 		}
 		last = err
 		select {
@@ -270,6 +270,53 @@ func waitReady(ctx context.Context, baseURL, key string, stopped <-chan struct{}
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// authenticates asks for the amount limits with key.
+func authenticates(ctx context.Context, hc *http.Client, baseURL, key string) error {
+	resp, err := get(ctx, hc, baseURL+"/api/payouts/amount-limits", key)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET amount-limits answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// optionsAvailable reports the first deposit option of networks that is not available.
+func optionsAvailable(ctx context.Context, hc *http.Client, baseURL, key string, networks []string) error {
+	resp, err := get(ctx, hc, baseURL+"/api/payouts/deposit-options", key)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Options []struct{ Token, Network, Status string }
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET deposit-options answered %d", resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("GET deposit-options: %w", err)
+	}
+	for _, o := range body.Options {
+		if slices.Contains(networks, o.Network) && o.Status != "available" {
+			return fmt.Errorf("%s on %s is %s", o.Token, o.Network, o.Status)
+		}
+	}
+	return nil
+}
+
+func get(ctx context.Context, hc *http.Client, url, key string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	return hc.Do(req)
 }
 
 func envText(vars []string) string {
