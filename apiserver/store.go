@@ -24,11 +24,7 @@ import (
 // cluster-scoped object named after the key is the uniqueness check, on every replica at once.
 // An AlreadyExists error means the key is taken.
 func (s *Server) claim(ctx context.Context, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
-	key = payoutv1.NormalizeClaimKey(kind, key)
-	c := &payoutv1.Claim{
-		ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(kind, key)},
-		Spec:       payoutv1.ClaimSpec{Kind: kind, Key: key, Holder: holder},
-	}
+	c := payoutv1.NewClaim(kind, key, holder)
 	return c, s.cfg.Client.Create(ctx, c)
 }
 

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -288,19 +287,9 @@ func (r *RefundReconciler) reclaim(ctx context.Context, rf *payoutv1.Refund, t *
 	if rf.Spec.Deposit != nil || !transfer.Released(t) {
 		return false, nil
 	}
-	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimTxHash, t.Spec.TxHash)
 	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
-	c := &payoutv1.Claim{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimTxHash, key)},
-		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimTxHash, Key: key, Holder: holder}}
-	err := r.Client.Create(ctx, c)
-	if apierrors.IsAlreadyExists(err) {
-		held := &payoutv1.Claim{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(c), held); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return held.Spec.Holder == holder, nil
-	}
-	return err == nil, err
+	held, err := takeClaim(ctx, r.Client, r.APIReader, payoutv1.NewClaim(payoutv1.ClaimTxHash, t.Spec.TxHash, holder))
+	return err == nil && held == holder, client.IgnoreNotFound(err)
 }
 
 func (r *RefundReconciler) wallets() refund.Wallets {

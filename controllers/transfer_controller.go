@@ -437,20 +437,25 @@ func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfe
 // transfer holds it, past the cache; it returns the holder as "namespace/name".
 func (r *TransferReconciler) bindDeposit(ctx context.Context, t *payoutv1.Transfer, ref payoutv1.DepositRef) (string, error) {
 	key := transfer.DepositClaimKey(ref)
-	c := &payoutv1.Claim{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.ClaimName(payoutv1.ClaimDeposit, key)},
-		Spec: payoutv1.ClaimSpec{Kind: payoutv1.ClaimDeposit, Key: key, Holder: payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}}}
-	err := r.Create(ctx, c)
-	if apierrors.IsAlreadyExists(err) {
-		reader := r.APIReader
-		if reader == nil {
-			reader = r.Client
-		}
-		err = reader.Get(ctx, client.ObjectKeyFromObject(c), c)
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
 	}
+	held, err := takeClaim(ctx, r.Client, reader, payoutv1.NewClaim(payoutv1.ClaimDeposit, key, payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}))
 	if err != nil {
 		return "", fmt.Errorf("binding deposit %s to transfer %s: %w", key, t.Name, err)
 	}
-	return c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name, nil
+	return held.Namespace + "/" + held.Name, nil
+}
+
+// takeClaim creates c (the API server's atomic create takes its key) or, when the key is taken,
+// reads who holds it past the cache (reader), and returns the holder.
+func takeClaim(ctx context.Context, w client.Writer, reader client.Reader, c *payoutv1.Claim) (payoutv1.ObjectRef, error) {
+	err := w.Create(ctx, c)
+	if apierrors.IsAlreadyExists(err) {
+		err = reader.Get(ctx, client.ObjectKeyFromObject(c), c)
+	}
+	return c.Spec.Holder, err
 }
 
 // askProvider asks the provider for a payout under t's reference before t may fail without a

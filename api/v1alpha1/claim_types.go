@@ -44,6 +44,13 @@ func ClaimName(kind ClaimKind, key string) string {
 	return string(kind) + "." + hex.EncodeToString(sum[:])
 }
 
+// NewClaim is the claim of key (NormalizeClaimKey) for holder, named ClaimName: creating it is
+// taking the key.
+func NewClaim(kind ClaimKind, key string, holder ObjectRef) *Claim {
+	key = NormalizeClaimKey(kind, key)
+	return &Claim{ObjectMeta: metav1.ObjectMeta{Name: ClaimName(kind, key)}, Spec: ClaimSpec{Kind: kind, Key: key, Holder: holder}}
+}
+
 // NormalizeClaimKey gives one spelling per key where the key's format is case-insensitive.
 func NormalizeClaimKey(kind ClaimKind, key string) string {
 	switch kind {

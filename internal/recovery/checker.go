@@ -233,17 +233,14 @@ func (c *Checker) check(ctx context.Context) error {
 // meanwhile is read back: another holder is a conflict, reported.
 func (c *Checker) apply(ctx context.Context, r *Report) error {
 	for _, b := range r.Bind {
-		claim := &payoutv1.Claim{
-			ObjectMeta: metav1.ObjectMeta{Name: b.Name()},
-			Spec:       payoutv1.ClaimSpec{Kind: b.Kind, Key: b.Key, Holder: b.Holder},
-		}
+		claim := payoutv1.NewClaim(b.Kind, b.Key, b.Holder)
 		if b.Holder.Namespace == "" {
 			claim.Annotations = map[string]string{AnnotationProviderPayout: b.ProviderID}
 		}
 		err := c.Client.Create(ctx, claim)
 		if apierrors.IsAlreadyExists(err) {
 			held := &payoutv1.Claim{}
-			if err := c.Client.Get(ctx, client.ObjectKey{Name: b.Name()}, held); err != nil {
+			if err := c.Client.Get(ctx, client.ObjectKeyFromObject(claim), held); err != nil {
 				return err
 			}
 			if held.Spec.Holder != b.Holder {
