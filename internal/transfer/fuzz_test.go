@@ -69,7 +69,9 @@ func fuzzInput(s *bytesource) Input {
 	if s.bool() {
 		st.Failure = &payoutv1.TransferFailure{Reason: fuzzFailures[s.pick(len(fuzzFailures))], Message: "x", At: metav1.NewTime(epoch)}
 	}
-	if s.bool() {
+	if s.bool() && OwesDeposit(tr) {
+		// status.refund is recorded only on a transfer that owes its deposit (recordRefunds): a
+		// refund fact on a transfer still waiting for its payout is no state the machine reaches
 		st.Refund = &payoutv1.RefundFacts{TxHash: "0xfeed", ConfirmedAt: metav1.NewTime(epoch)}
 	}
 	if s.bool() {
