@@ -73,7 +73,7 @@ E2E_READY_MINUTES ?= 30
 FUZZTIME ?= 10000x
 
 export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
-# The dev chains' node, for payout-dev and for the Go tests (internal/chain/devchain).
+# The dev chains' node, for payout-dev and for the Go tests (internal/dev/devchain).
 export PAYOUT_ANVIL := $(ANVIL)
 export TOOLS_CACHE
 # The renderer of config/ for config/deploy_test.go (else it uses bin/k8s/kubectl kustomize).
@@ -195,7 +195,7 @@ lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oa
 
 .PHONY: test-unit
 test-unit: anvil redis-server postgres ## Unit tests of the domain packages (no cluster).
-	go test -count=1 $$(go list ./internal/... | grep -v '/internal/chain/watch')
+	go test -count=1 $$(go list ./internal/... ./test/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest
 # The upgrade specs' previous payoutd is built (once per user) before the suites' clocks run; a
@@ -284,7 +284,7 @@ $(ANVIL_CACHE):
 	hack/npm-tool.sh $(ANVIL_PACKAGE) $(ANVIL_VERSION) >/dev/null
 
 # Debian's redis-server, for the tests of the limits shared across facade replicas
-# (internal/testredis starts a private instance per suite). Installed with apt-get when missing
+# (test/testredis starts a private instance per suite). Installed with apt-get when missing
 # and root (CI); otherwise the script says what to run.
 .PHONY: redis-server
 redis-server: ## Install Debian's redis-server when missing (apt-get, as root; its service is not started).

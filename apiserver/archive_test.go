@@ -18,8 +18,8 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/archive"
-	"github.com/stablepay/payout-operator/internal/archive/pgtest"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/test/pgtest"
 )
 
 // Retention (issue 17) on the real facade, the real transfer controller and a real PostgreSQL:

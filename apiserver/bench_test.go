@@ -18,8 +18,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
-	"github.com/stablepay/payout-operator/internal/testenv"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testenv"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // BenchmarkMiddlewareChain measures what the door adds to a request: request id and access

@@ -21,10 +21,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/scheme"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/metricstest"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // noDeposits is a test double of the chain side: the metrics test creates no transfer.

@@ -11,7 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
-	"github.com/stablepay/payout-operator/internal/testredis"
+	"github.com/stablepay/payout-operator/test/testredis"
 )
 
 // limitsOfARequest are the limits every authenticated request passes: the door's check of its

@@ -35,13 +35,13 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/tenancy"
-	"github.com/stablepay/payout-operator/internal/testenv"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testenv"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // The facade suite runs the real facade against a real kube-apiserver and etcd, through the

@@ -18,7 +18,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // A payee for transfer tests: an account, one IBAN recipient and a fresh EUR quote per call.

@@ -20,15 +20,15 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
-	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/chaintest"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // crashingWallet stands for a controller that dies around its broadcast: the first `before`

@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // The controller tests call Reconcile directly against a real API server and assert the stored

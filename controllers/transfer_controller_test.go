@@ -19,11 +19,11 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
-	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // The transfer controller's tests run Reconcile directly against the real API server and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL's server binaries are installed, for the tests of the transfer archive
-# (internal/archive/pgtest starts a private server per suite: initdb into a scratch directory,
+# (test/pgtest starts a private server per suite: initdb into a scratch directory,
 # a free loopback port, stopped with the test; nothing here starts one). Prints the directory of
 # the binaries (initdb, pg_ctl, postgres).
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure Debian's redis-server is installed, for the tests of the shared rate limits
-# (internal/testredis starts a private instance of it per suite, on a free loopback port with a
+# (test/testredis starts a private instance of it per suite, on a free loopback port with a
 # scratch directory; nothing here starts one). Prints the path of the binary.
 #
 # Missing and root (CI runs as root): installs the package with apt-get, without starting its

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 var _ = Describe("printer columns", func() {

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // The schema tests run against a real kube-apiserver: CEL rules, patterns and printer columns

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/cli"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/commands"
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // The plugin is tested the way it is used: each command line runs through the same Execute as

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // Transfer fixtures for refund, get and describe: stored as the REST facade and the transfer

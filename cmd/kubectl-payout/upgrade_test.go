@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // markNewer writes testenv.NewerField into the spec of obj (of kind), again until the API server

@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/stablepay/payout-operator/internal/devenv"
+	"github.com/stablepay/payout-operator/internal/dev/devenv"
 )
 
 func main() {

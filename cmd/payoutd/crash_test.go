@@ -27,9 +27,9 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
-	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
+	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 )
 
 // crashTransfers is how many transfers move through the machine while payoutd is killed.

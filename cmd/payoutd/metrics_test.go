@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
+	"github.com/stablepay/payout-operator/test/metricstest"
 )
 
 var _ = Describe("the metrics endpoint", func() {

@@ -19,9 +19,9 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/test/chaintest"
 )
 
 // USDT on Tron and USDC on Solana through the whole service (issue 22 item 14). No node of either

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
-	"github.com/stablepay/payout-operator/internal/testredis"
+	"github.com/stablepay/payout-operator/test/testredis"
 )
 
 // startFacadeProcess runs the payoutd binary as a facade replica (no controllers) sharing its

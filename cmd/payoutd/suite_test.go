@@ -29,11 +29,11 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
-	"github.com/stablepay/payout-operator/internal/devenv"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
-	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devenv"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
+	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // The payoutd suite runs the whole service as payoutd wires it — facade, controllers, chain

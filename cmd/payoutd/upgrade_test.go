@@ -24,8 +24,8 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // previousLosses is what the previous release, by its commit (hack/previous-release), is known

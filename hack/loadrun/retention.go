@@ -44,11 +44,11 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/archive"
-	"github.com/stablepay/payout-operator/internal/archive/pgtest"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/index"
-	"github.com/stablepay/payout-operator/internal/testenv"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/pgtest"
+	"github.com/stablepay/payout-operator/test/testenv"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 func TestCheckRefundable(t *testing.T) {

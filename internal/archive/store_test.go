@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stablepay/payout-operator/internal/archive"
-	"github.com/stablepay/payout-operator/internal/archive/pgtest"
+	"github.com/stablepay/payout-operator/test/pgtest"
 )
 
 func record(id, uuid, hash string) archive.TransferRecord {

@@ -16,9 +16,9 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
 	"github.com/stablepay/payout-operator/internal/scheme"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/metricstest"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // TestCatalogIsRegistered: every metric of the catalog is on controller-runtime's registry

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 	"github.com/stablepay/payout-operator/internal/notify"
-	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // TestTransferNotifier mails a Transfer resource's outcomes through the real sink, as the transfer

@@ -23,8 +23,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 	"github.com/stablepay/payout-operator/internal/notify"
-	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
 )
 
 // These tests run the notifier against the real SMTP sink on loopback: no mocks.

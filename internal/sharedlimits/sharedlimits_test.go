@@ -15,8 +15,8 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
-	"github.com/stablepay/payout-operator/internal/testredis"
+	"github.com/stablepay/payout-operator/test/metricstest"
+	"github.com/stablepay/payout-operator/test/testredis"
 )
 
 var policy = AuthPolicy{Window: 10 * time.Minute, MaxBad: 5, MaxNone: 10}

@@ -12,7 +12,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/testgen"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // Fixtures: a v1 transfer of 25.00 USD in USDC on Base created at the epoch, expiring a day later.

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	"github.com/stablepay/payout-operator/internal/chain/config"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/test/chaintest"
 )
 
 // anvil 1.7.1 answers eth_getBlockByNumber("finalized") with the block 64 below the head (two

@@ -13,8 +13,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
-	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 const wallet = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // TestRevertedTransactionsAreListed: a transaction that reverted at depth is listed in

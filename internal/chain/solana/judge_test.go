@@ -6,9 +6,9 @@ import (
 	"time"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
-	"github.com/stablepay/payout-operator/internal/testgen"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/chaintest"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // TestTheControllerJudgesSolanaFacts hands the lookup's observations of finalized transactions

@@ -11,8 +11,8 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
 	"github.com/stablepay/payout-operator/internal/chain/config"
+	"github.com/stablepay/payout-operator/test/chaintest"
 )
 
 // These tests run the lookup against chaintest.SolanaRPCTestServer, which answers in Solana's

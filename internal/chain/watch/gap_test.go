@@ -6,7 +6,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
+	"github.com/stablepay/payout-operator/test/metricstest"
 )
 
 // gapOf is network's cursor's status.gap.

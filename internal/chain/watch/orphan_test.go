@@ -10,9 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/test/chaintest"
 )
 
 // TestDepositOfADeletedAccountIsRecordedApart (issue 23 item 7): a deposit for a transfer whose

@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/chain/chaintest"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
-	"github.com/stablepay/payout-operator/internal/testenv"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/test/chaintest"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // TestCursorWriteKeepsANewerReleasesField: after a rollback, this release's watcher writes a

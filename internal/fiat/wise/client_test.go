@@ -15,8 +15,8 @@ import (
 	"github.com/shopspring/decimal"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 )
 

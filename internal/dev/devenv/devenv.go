@@ -28,7 +28,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )

@@ -16,7 +16,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain/config"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
 )
 
 // T is the part of testing.TB the helpers use (Ginkgo's GinkgoT() has it too).

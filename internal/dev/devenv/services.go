@@ -17,9 +17,9 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
-	"github.com/stablepay/payout-operator/internal/chain/devchain"
-	"github.com/stablepay/payout-operator/internal/fiat/simbank"
-	"github.com/stablepay/payout-operator/internal/notify/smtpsink"
+	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/simbank"
+	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 )
 
 // The dev services beside the control plane and the chains: the simulated bank, the SMTP sink,

@@ -12,7 +12,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/metrics/metricstest"
+	"github.com/stablepay/payout-operator/test/metricstest"
 )
 
 func TestScrapeSeesCountersMove(t *testing.T) {
