@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,9 @@ type killer struct {
 	cmd                   *exec.Cmd
 	kills                 atomic.Int32
 	starts                int
+	// probe, when set, is an account whose deposit options tell when the running instance
+	// serves v1 creates on base (its watcher has scanned since the start)
+	probe *account
 }
 
 func (k *killer) start() {
@@ -83,15 +87,62 @@ func (k *killer) rampage(stop <-chan struct{}, done chan<- struct{}) {
 	defer GinkgoRecover()
 	defer close(done)
 	for {
-		select {
-		case <-stop:
+		// one kill in four strikes a start-up at a random moment; the others strike an instance
+		// at a random moment of its work, once it has come up: on a loaded machine, where a
+		// start takes longer than the interval, the instance still serves between kills and
+		// the transfers move on
+		if rand.IntN(4) == 0 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(rand.IntN(2000)) * time.Millisecond):
+			}
+		} else if !k.awaitReady(stop) {
 			return
-		case <-time.After(time.Duration(2000+rand.IntN(4000)) * time.Millisecond):
 		}
 		k.kill()
 		time.Sleep(time.Duration(100+rand.IntN(900)) * time.Millisecond)
 		k.start()
 	}
+}
+
+// awaitReady waits until the running instance serves (its facade is ready and, with a probe,
+// usdc on base is available, which its new watcher's first scan decides) and then a random
+// uptime of 1 to 5 s, or until stop; it reports false on stop.
+func (k *killer) awaitReady(stop <-chan struct{}) bool {
+	for !k.serves() {
+		select {
+		case <-stop:
+			return false
+		case <-time.After(time.Second): // within the probe key's 60 deposit-options a minute
+		}
+	}
+	select {
+	case <-stop:
+		return false
+	case <-time.After(time.Duration(1000+rand.IntN(4000)) * time.Millisecond):
+		return true
+	}
+}
+
+func (k *killer) serves() bool {
+	if ping("http://"+k.addr) != nil {
+		return false
+	}
+	if k.probe == nil {
+		return true
+	}
+	status, m := k.probe.call("GET", "/api/payouts/deposit-options", nil)
+	if status != http.StatusOK {
+		return false
+	}
+	options, _ := m["options"].([]any)
+	for _, o := range options {
+		if o, _ := o.(map[string]any); o["token"] == "usdc" && o["network"] == "base" {
+			return o["status"] == "available"
+		}
+	}
+	return false
 }
 
 // planned is a transfer of the crash test and the outcome it must reach.
@@ -126,6 +177,7 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		url := "http://" + k.addr
 		Eventually(func() error { return ping(url) }).Should(Succeed())
 		waitBaseAvailable()
+		k.probe = newAccount(url)
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go k.rampage(stop, stopped)
 		stopOnce := sync.OnceFunc(func() { close(stop); <-stopped })
