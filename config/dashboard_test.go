@@ -13,10 +13,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
-// promFunctions are the PromQL functions and keywords the dashboard may use.
+// promFunctions are the PromQL functions and keywords the dashboard and the alerts may use.
 var promFunctions = map[string]bool{
 	"sum": true, "max": true, "min": true, "avg": true, "count": true, "topk": true, "bottomk": true,
-	"rate": true, "irate": true, "increase": true, "deriv": true, "delta": true, "histogram_quantile": true,
+	"rate": true, "irate": true, "increase": true, "changes": true, "deriv": true, "delta": true, "histogram_quantile": true,
 	"clamp_min": true, "clamp_max": true, "abs": true, "by": true, "without": true, "on": true, "ignoring": true,
 	"and": true, "or": true, "unless": true, "bool": true, "offset": true, "time": true,
 }
