@@ -139,7 +139,6 @@ func Lifecycle() (starts map[payoutv1.TransferMethod]payoutv1.TransferPhase, edg
 	return starts, edges, ends
 }
 
-
 // stateKey names the facts a transfer holds, so each combination is walked once.
 func stateKey(t *payoutv1.Transfer) string {
 	st := &t.Status
