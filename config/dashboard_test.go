@@ -183,15 +183,16 @@ func checkExpr(t *testing.T, panel, expr string, series map[string][]string) []s
 	return names
 }
 
-// TestReadmeListsEveryMetric: the README's table of metrics names each metric of the catalog.
-func TestReadmeListsEveryMetric(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+// TestDocsListEveryMetric: the table of metrics of docs/operations/monitoring.md names each
+// metric of the catalog.
+func TestDocsListEveryMetric(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "operations", "monitoring.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range metrics.Catalog {
 		if !strings.Contains(string(readme), "`"+m.Name+"`") {
-			t.Errorf("README.md does not list %s", m.Name)
+			t.Errorf("docs/operations/monitoring.md does not list %s", m.Name)
 		}
 	}
 }
