@@ -4,14 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 type prometheusRule struct {
@@ -54,16 +51,7 @@ func TestAlertRules(t *testing.T) {
 	if rule.APIVersion != "monitoring.coreos.com/v1" || rule.Kind != "PrometheusRule" {
 		t.Errorf("rules.yaml is a %s %s, want a monitoring.coreos.com/v1 PrometheusRule", rule.APIVersion, rule.Kind)
 	}
-	series := map[string][]string{}
-	for _, m := range metrics.Catalog {
-		if m.Type == metrics.Histogram {
-			series[m.Name+"_bucket"] = append(slices.Clone(m.Labels), "le")
-			series[m.Name+"_sum"] = m.Labels
-			series[m.Name+"_count"] = m.Labels
-			continue
-		}
-		series[m.Name] = m.Labels
-	}
+	series := catalogSeries()
 	alerts := map[string]bool{}
 	for _, g := range rule.Spec.Groups {
 		for _, r := range g.Rules {
