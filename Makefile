@@ -223,6 +223,10 @@ test-conformance: build control-plane anvil cast jq ## The listed conformance ca
 walkthrough: cast jq ## Run the README walk-through against the running `make run` (DEV_DIR, default .dev).
 	hack/walkthrough.sh "$(DEV_DIR)"
 
+.PHONY: docs
+docs: ## Rewrite the generated parts of docs/ (payoutd's flags, the plugin's commands, the lifecycle diagram) from the code.
+	PAYOUT_UPDATE_DOCS=1 go test -count=1 -run '^(TestConfigurationDoc|TestKubectlPayoutDoc|TestArchitectureLifecycle)$$' ./cmd/payoutd ./cmd/kubectl-payout ./test/docgen
+
 ##@ Measurements
 
 .PHONY: loadrun

@@ -13,10 +13,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
-// promFunctions are the PromQL functions and keywords the dashboard may use.
+// promFunctions are the PromQL functions and keywords the dashboard and the alerts may use.
 var promFunctions = map[string]bool{
 	"sum": true, "max": true, "min": true, "avg": true, "count": true, "topk": true, "bottomk": true,
-	"rate": true, "irate": true, "increase": true, "deriv": true, "delta": true, "histogram_quantile": true,
+	"rate": true, "irate": true, "increase": true, "changes": true, "deriv": true, "delta": true, "histogram_quantile": true,
 	"clamp_min": true, "clamp_max": true, "abs": true, "by": true, "without": true, "on": true, "ignoring": true,
 	"and": true, "or": true, "unless": true, "bool": true, "offset": true, "time": true,
 }
@@ -66,17 +66,7 @@ func TestDashboard(t *testing.T) {
 	for _, m := range metrics.Catalog {
 		catalog[m.Name] = m
 	}
-	// series names a query may use, and the labels each carries
-	series := map[string][]string{}
-	for _, m := range metrics.Catalog {
-		if m.Type == metrics.Histogram {
-			series[m.Name+"_bucket"] = append(slices.Clone(m.Labels), "le")
-			series[m.Name+"_sum"] = m.Labels
-			series[m.Name+"_count"] = m.Labels
-			continue
-		}
-		series[m.Name] = m.Labels
-	}
+	series := catalogSeries()
 
 	used := map[string]bool{}
 	queries := 0
@@ -111,6 +101,22 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("%s is not on the dashboard", m.Name)
 		}
 	}
+}
+
+// catalogSeries are the series names a query may use, and the labels each carries: every
+// metric of internal/metrics, a histogram through its _bucket, _sum and _count.
+func catalogSeries() map[string][]string {
+	series := map[string][]string{}
+	for _, m := range metrics.Catalog {
+		if m.Type == metrics.Histogram {
+			series[m.Name+"_bucket"] = append(slices.Clone(m.Labels), "le")
+			series[m.Name+"_sum"] = m.Labels
+			series[m.Name+"_count"] = m.Labels
+			continue
+		}
+		series[m.Name] = m.Labels
+	}
+	return series
 }
 
 var (
@@ -183,15 +189,16 @@ func checkExpr(t *testing.T, panel, expr string, series map[string][]string) []s
 	return names
 }
 
-// TestReadmeListsEveryMetric: the README's table of metrics names each metric of the catalog.
-func TestReadmeListsEveryMetric(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+// TestDocsListEveryMetric: the table of metrics of docs/operations/monitoring.md names each
+// metric of the catalog.
+func TestDocsListEveryMetric(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "operations", "monitoring.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range metrics.Catalog {
 		if !strings.Contains(string(readme), "`"+m.Name+"`") {
-			t.Errorf("README.md does not list %s", m.Name)
+			t.Errorf("docs/operations/monitoring.md does not list %s", m.Name)
 		}
 	}
 }

@@ -215,7 +215,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, true, "delete", acme, "transfers", "", ""},
 			{controller, false, "create", acme, "recipients", "", ""},
 			{controller, false, "get", namespace, "secrets", "", "core"},
-			// finalizers (README, "Deleting an account"): an account's and a refund's; a deleted
+			// finalizers (docs/operations/accounts.md): an account's and a refund's; a deleted
 			// account's namespace is labelled released, never deleted by the controllers
 			{controller, true, "patch", "", "payoutaccounts", "", ""},
 			{controller, true, "patch", acme, "refunds", "", ""},

@@ -62,8 +62,8 @@ func TestManifests(t *testing.T) {
 		}
 	})
 
-	t.Run("Secrets are referenced, never included, and each is documented in the README", func(t *testing.T) {
-		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	t.Run("Secrets are referenced, never included, and each is documented in docs/operations/deploy.md", func(t *testing.T) {
+		readme, err := os.ReadFile(filepath.Join(root, "docs", "operations", "deploy.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestManifests(t *testing.T) {
 				t.Errorf("no pod uses Secret %s", s)
 			}
 			if !strings.Contains(string(readme), "`"+s+"`") {
-				t.Errorf("README.md does not document Secret %s", s)
+				t.Errorf("docs/operations/deploy.md does not document Secret %s", s)
 			}
 		}
 		if len(secrets) != len(want) {

@@ -1,5 +1,5 @@
 // Command kubectl-payout is the operators' plugin of the payout service, also usable as
-// `kubectl payout ...`. See `kubectl payout --help` and CONTRACT.md.
+// `kubectl payout ...`. See `kubectl payout --help` and docs/kubectl-payout.md.
 package main
 
 import (

@@ -80,6 +80,21 @@ type options struct {
 
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
+	fs := newFlagSet(o)
+	if err := flagfile.Load(fs, args, "config"); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newFlagSet binds every flag of payoutd to o (docs/configuration.md is rendered from it).
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
 	fs.String("config", "", "YAML file of settings: its keys are these flags' names, nested keys joined with '-' (fiat: {url: ...} is --fiat-url), lists for repeatable flags; flags on the command line win (sample: config/samples/payoutd.yaml)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
@@ -110,7 +125,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.v2MatchTimeout, "v2-match-timeout", transfer.DefaultMatchTimeout, "how long a confirmed v2 transaction hash may stay unfound on chain before its transfer fails (deposit not found) and the hash is released")
 	fs.IntVar(&o.transferWorkers, "transfer-workers", 8, "transfers reconciled at once")
 	fs.DurationVar(&o.recoveryGap, "recovery-gap", recovery.DefaultGap, "at a start, a heartbeat of the Recovery object older than this requires recovery (money waits for kubectl payout recover --resume): the cluster's records stop there, as after an etcd restore")
-	fs.BoolVar(&o.recovery, "recovery", false, "start after an etcd restore: no money moves (no payout created, no refund signed) until the start-up check has been acknowledged with kubectl payout recover --resume, whatever it finds (README: etcd backups)")
+	fs.BoolVar(&o.recovery, "recovery", false, "start after an etcd restore: no money moves (no payout created, no refund signed) until the start-up check has been acknowledged with kubectl payout recover --resume, whatever it finds (docs/operations/backup.md)")
 	o.fiat = wise.DefaultConfig()
 	o.fiat.BindFlags(fs)
 	o.mail.BindFlags(fs)
@@ -119,14 +134,13 @@ func parseFlags(args []string) (*options, error) {
 	o.archive = archive.DefaultConfig()
 	o.archive.BindFlags(fs)
 	o.zap.BindFlags(fs)
-	if err := flagfile.Load(fs, args, "config"); err != nil {
-		return nil, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+	return fs
+}
+
+// check validates the parsed settings and takes the secrets given by environment variables.
+func (o *options) check() error {
 	if !o.controllers && !o.api {
-		return nil, errors.New("nothing to run: --controllers and --api are both false")
+		return errors.New("nothing to run: --controllers and --api are both false")
 	}
 	if o.kycToken == "" {
 		o.kycToken = os.Getenv("PAYOUT_KYC_TOKEN")
@@ -135,40 +149,40 @@ func parseFlags(args []string) (*options, error) {
 		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
 	}
 	if err := o.archive.Resolve(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.transferExpiry < time.Minute {
-		return nil, fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+		return fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
 	}
 	if o.recoveryGap < 10*time.Second {
-		return nil, fmt.Errorf("--recovery-gap: %v is shorter than 10s", o.recoveryGap)
+		return fmt.Errorf("--recovery-gap: %v is shorter than 10s", o.recoveryGap)
 	}
 	if o.v2MatchTimeout < time.Minute {
-		return nil, fmt.Errorf("--v2-match-timeout: %v is shorter than a minute", o.v2MatchTimeout)
+		return fmt.Errorf("--v2-match-timeout: %v is shorter than a minute", o.v2MatchTimeout)
 	}
 	// client-go's own rule: a leader must give up before a standby may take over.
 	if o.leaseDuration <= o.renewDeadline || o.renewDeadline <= o.retryPeriod || o.retryPeriod <= 0 {
-		return nil, fmt.Errorf("leader election: need --leader-elect-lease-duration (%v) > --leader-elect-renew-deadline (%v) > --leader-elect-retry-period (%v) > 0",
+		return fmt.Errorf("leader election: need --leader-elect-lease-duration (%v) > --leader-elect-renew-deadline (%v) > --leader-elect-retry-period (%v) > 0",
 			o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
-		return nil, fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
+		return fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
 	}
 	if o.api {
 		if err := o.limits.Validate(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.controllers {
 		o.fiat.ApplyEnv()
 		if err := o.fiat.Validate(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := o.mail.Validate(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 func main() {

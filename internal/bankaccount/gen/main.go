@@ -1,11 +1,11 @@
-// Command gen refreshes internal/bankaccount/data from the shared reference data
-// (shared/data in the project's checkout). It copies the small files the package reads
+// Command gen refreshes internal/bankaccount/data from the project's reference data set (kept
+// beside the repository, not in it: -src or $PAYOUT_REFERENCE_DATA names its folder). It copies the small files the package reads
 // verbatim and derives compact key,name tables from the large ones, so the binary embeds
 // a few hundred kilobytes instead of the 13 MB of source files.
 //
 // Run from internal/bankaccount (see the go:generate line in data.go):
 //
-//	go run ./gen -src ../../../shared/data -out data
+//	PAYOUT_REFERENCE_DATA=/path/to/data go generate .
 //
 // data/catalog.json is written by hand and is not touched here: it is the policy (which
 // account types each currency pays out to, with which fields); this program only supplies
@@ -67,9 +67,12 @@ var wiseLists = []struct{ wiseType, field, out string }{
 type entry struct{ key, name string }
 
 func main() {
-	src := flag.String("src", "../../../shared/data", "the shared reference data folder")
+	src := flag.String("src", os.Getenv("PAYOUT_REFERENCE_DATA"), "the reference data folder (default: $PAYOUT_REFERENCE_DATA)")
 	out := flag.String("out", "data", "the package's data folder")
 	flag.Parse()
+	if *src == "" {
+		log.Fatal("no reference data folder: set -src or PAYOUT_REFERENCE_DATA")
+	}
 	if err := run(*src, *out); err != nil {
 		log.Fatal(err)
 	}
