@@ -67,6 +67,7 @@ func runProcess(ctx context.Context) error {
 		return err
 	}
 	defer stopBare()
+	facadeName = "payoutd"
 	fmt.Printf("loadrun, process mode: payoutd at %s, bare handler in its own process, %d workers, %s windows\n\n", url, *workers, *duration)
 	_, err = measureReads(url, bareURL, keys, ids, pprofBase)
 	return err
@@ -217,6 +218,9 @@ type read struct {
 	warm int
 }
 
+// facadeName names the facade in the report: payoutd's process, or the facade in this one.
+var facadeName = "the facade"
+
 // measureReads warms each read up (every stored transfer looked up once, unmeasured, as polling
 // callers keep the body cache warm), then alternates it with the bare handler answering a body
 // of the same size, and prints both with their ratio; it returns the facade's reads measured. With
@@ -268,7 +272,7 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 		}
 		total += f.n
 		base[0].print(fmt.Sprintf("bare handler, %d-byte body", size))
-		f.print(rd.name + " through payoutd")
+		f.print(rd.name + " through " + facadeName)
 		printRatio("ratio", f.rate/base[0].rate, "goal >= 0.8")
 		printRatio("p99 / bare p99", float64(f.p99)/float64(base[0].p99), "goal <= 2")
 		fmt.Println()
