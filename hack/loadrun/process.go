@@ -37,6 +37,7 @@ import (
 var (
 	envFile   = flag.String("env", "", "process mode: the .dev/env of a running `make run` to drive; empty starts an instance of its own (bin/payout-dev, a temporary DEV_DIR)")
 	pprofURL  = flag.String("pprof-url", "", "process mode with -env: payoutd's pprof base URL (it was started with --pprof-address), for -cpuprofile")
+	readRate  = flag.Int("read-rate", 15000, "the most facade reads a second expected: sizes the pool of keys, so that none passes its budget (a 429 stops the run)")
 	serveBare = flag.String("serve-bare", "", "internal: serve the bare handler on this address and print it (the process mode's baseline process)")
 )
 
@@ -141,7 +142,8 @@ func readEnv(path string) (map[string]string, error) {
 }
 
 // readFixtures makes an account with -transfers transfers and enough keys that no key passes
-// its budgets (a key changes every 25 reads; deposit-options and lookups are separate budgets),
+// its budgets (a key changes every 25 reads; each read goes through the keys from the first, as
+// deposit-options and lookups are separate budgets),
 // and waits until the facade knows the last key and transfer.
 func readFixtures(ctx context.Context, c client.Client, url, name string) ([]*keyed, []string, error) {
 	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
@@ -161,7 +163,7 @@ func readFixtures(ctx context.Context, c client.Client, url, name string) ([]*ke
 	}); err != nil {
 		return nil, nil, err
 	}
-	keys := make([]*keyed, 25000*int(*duration/time.Second)/25+*workers)
+	keys := make([]*keyed, (*readRate*int(*duration/time.Second)+*stored)/25+*workers)
 	if err := parallel(len(keys), func(i int) (err error) {
 		keys[i], err = newKeyed(c, name)
 		return err
@@ -231,9 +233,10 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 	for i := range clients {
 		clients[i] = httpClient()
 	}
-	var next, total int64
-	var mu sync.Mutex
+	var total int64
 	for _, rd := range reads(ids) {
+		var next int64
+		var mu sync.Mutex
 		facade := op(func(w int) error {
 			mu.Lock()
 			next++
