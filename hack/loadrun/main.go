@@ -5,13 +5,15 @@
 //     (a ConfigMap) through a plain client of the same API server, and against the floor: the
 //     claim and transfer creates that no facade can leave out, and two claims (the floor were a
 //     transfer no larger than a claim);
-//   - GET transfer per second with 10 000 transfers stored, against a bare net/http handler that
-//     answers a body of the same size.
+//   - the cached reads (GET deposit-options, and GET transfer with -transfers stored) per second,
+//     each against a bare net/http handler that answers a body of the same size.
 //
 // The load is spread over enough API keys that no per-key limit of spec 8.1 is hit. The facade
-// runs with the controllers beside it, as payoutd runs them. Run it with `make loadrun` (see
-// docs/benchmarks.md); -duration and -workers change the windows. `-phases retention` (`make
-// bench-retention`) measures the archive of issue 17 instead: see retention.go.
+// runs with the controllers beside it, as payoutd runs them, in this process. Run it with `make
+// loadrun` (see docs/benchmarks.md); -duration and -workers change the windows. `-phases
+// retention` (`make bench-retention`) measures the archive of issue 17 instead: see
+// retention.go. `-phases process` (`make loadrun-process`) measures the same reads of a payoutd
+// process against a bare handler's process: see process.go.
 package main
 
 import (
