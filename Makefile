@@ -233,6 +233,13 @@ docs: ## Rewrite the generated parts of docs/ (payoutd's flags, the plugin's com
 loadrun: control-plane ## The facade under load against its baselines (docs/benchmarks.md).
 	go run ./hack/loadrun $(LOADRUN_ARGS)
 
+# The process mode: payoutd started as `make run` starts it (a DEV_DIR of its own, its pprof
+# endpoint on), the bare handler a process of its own; -env drives a running instance instead.
+LOADRUN_PROCESS_ARGS ?= -workers 32 -transfers 2000
+.PHONY: loadrun-process
+loadrun-process: manifests build control-plane anvil ## Cached reads of a payoutd process against a bare handler's process (docs/benchmarks.md).
+	go run ./hack/loadrun -phases process $(LOADRUN_PROCESS_ARGS)
+
 # 100 000 finished transfers at 150/s are about 12 minutes, plus a retention and a compaction.
 RETENTION_ARGS ?= -finished 100000 -finish-rate 150 -retention 1m -sample 30s -archived-lookups 10000 -workers 4
 .PHONY: bench-retention

@@ -1,9 +1,14 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
@@ -31,11 +36,61 @@ var networkLabels = map[payoutv1.Network]string{
 // controller found the network watched.
 func (s *Server) handleDepositOptions(w http.ResponseWriter, r *http.Request, _ *Caller) error {
 	list := &payoutv1.DepositOptionList{}
-	if err := s.cfg.Client.List(r.Context(), list); err != nil {
+	// the cache's own objects, read only: the answer changes only when an option does, and every
+	// caller polls it
+	if err := s.cfg.Client.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
-	opts := make([]depositOption, 0, len(list.Items))
-	for _, o := range list.Items {
+	writeBody(w, http.StatusOK, s.options.body(list.Items))
+	return nil
+}
+
+// optionsBody keeps the encoded answer of GET deposit-options with the names and resource
+// versions of the options it was made from: it is a function of those objects alone, so it is
+// encoded again only when one of them changes, appears or goes.
+type optionsBody struct {
+	mu       sync.Mutex
+	versions map[string]string // option name: resourceVersion
+	encoded  []byte
+}
+
+// body is the `{"options": [...]}` answer of spec 4.1 for items.
+func (o *optionsBody) body(items []payoutv1.DepositOption) []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.encoded != nil && len(o.versions) == len(items) && o.sameVersions(items) {
+		return o.encoded
+	}
+	b, err := json.Marshal(map[string]any{"options": depositOptions(items)})
+	if err != nil {
+		return []byte(`{"error":"internal error"}` + "\n")
+	}
+	body := append(b, '\n')
+	o.encoded, o.versions = nil, make(map[string]string, len(items))
+	for _, it := range items {
+		o.versions[it.Name] = it.ResourceVersion
+	}
+	// objects without versions (not read from a cache) are encoded every time
+	if len(o.versions) == len(items) && !slices.ContainsFunc(items, func(it payoutv1.DepositOption) bool { return it.ResourceVersion == "" }) {
+		o.encoded = body
+	}
+	return body
+}
+
+func (o *optionsBody) sameVersions(items []payoutv1.DepositOption) bool {
+	for _, it := range items {
+		if rv, ok := o.versions[it.Name]; !ok || rv != it.ResourceVersion {
+			return false
+		}
+	}
+	return true
+}
+
+// depositOptions are the entries of spec 2.3, by token then network: an option is available
+// when an operator has it enabled and its controller found the network watched.
+func depositOptions(items []payoutv1.DepositOption) []depositOption {
+	opts := make([]depositOption, 0, len(items))
+	for _, o := range items {
 		tokenLabel := strings.ToUpper(string(o.Spec.Token))
 		networkLabel := networkLabels[o.Spec.Network]
 		label := o.Spec.Label
@@ -55,8 +110,7 @@ func (s *Server) handleDepositOptions(w http.ResponseWriter, r *http.Request, _ 
 		}
 		return opts[i].Network < opts[j].Network
 	})
-	writeJSON(w, http.StatusOK, map[string]any{"options": opts})
-	return nil
+	return opts
 }
 
 // requirementsResponse is the body of spec 4.2 and 4.3.

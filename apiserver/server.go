@@ -73,6 +73,7 @@ type Server struct {
 	limits  *keyLimits
 	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
+	options optionsBody
 	handler http.Handler
 	openapi []byte
 

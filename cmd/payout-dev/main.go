@@ -25,6 +25,10 @@ func main() {
 	flag.StringVar(&cfg.Policies, "policies", "config/policy", "directory with the admission policies (empty: none)")
 	flag.StringVar(&cfg.Bin, "bin", "bin", "directory with payoutd and kubectl-payout")
 	flag.StringVar(&cfg.Anvil, "anvil", "bin/anvil", "the dev chains' node (`make anvil`)")
+	flag.Func("payoutd-arg", "an argument appended to payoutd's command line (repeatable), e.g. --payoutd-arg=--pprof-address=127.0.0.1:6060", func(a string) error {
+		cfg.PayoutdArgs = append(cfg.PayoutdArgs, a)
+		return nil
+	})
 	quiet := flag.Bool("quiet", false, "keep payoutd's log in <dir>/payoutd.log only")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)

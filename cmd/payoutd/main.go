@@ -53,6 +53,7 @@ type options struct {
 	kubeconfig                      string
 	controllers, api                bool
 	apiAddr, metricsAddr, probeAddr string
+	pprofAddr                       string
 	leaderElect                     bool
 	leaderElectionNamespace         string
 	leaseDuration, renewDeadline    time.Duration
@@ -103,6 +104,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.apiAddr, "api-bind-address", ":8080", "address of the REST facade")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8081", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8082", "address of the manager's /healthz and /readyz")
+	fs.StringVar(&o.pprofAddr, "pprof-address", "", "address of Go's /debug/pprof endpoints, for profiling under load (docs/benchmarks.md); empty (the default) serves none. Unauthenticated: bind it to loopback")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active controller replica")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's)")
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before it takes over (the handover time after a crash)")
@@ -222,6 +224,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.controllers && o.leaderElect,
 		LeaderElectionID:        "payoutd.payout.stablepay.dev",
 		LeaderElectionNamespace: o.leaderElectionNamespace,

@@ -5,13 +5,15 @@
 //     (a ConfigMap) through a plain client of the same API server, and against the floor: the
 //     claim and transfer creates that no facade can leave out, and two claims (the floor were a
 //     transfer no larger than a claim);
-//   - GET transfer per second with 10 000 transfers stored, against a bare net/http handler that
-//     answers a body of the same size.
+//   - the cached reads (GET deposit-options, and GET transfer with -transfers stored) per second,
+//     each against a bare net/http handler that answers a body of the same size.
 //
 // The load is spread over enough API keys that no per-key limit of spec 8.1 is hit. The facade
-// runs with the controllers beside it, as payoutd runs them. Run it with `make loadrun` (see
-// docs/benchmarks.md); -duration and -workers change the windows. `-phases retention` (`make
-// bench-retention`) measures the archive of issue 17 instead: see retention.go.
+// runs with the controllers beside it, as payoutd runs them, in this process. Run it with `make
+// loadrun` (see docs/benchmarks.md); -duration and -workers change the windows. `-phases
+// retention` (`make bench-retention`) measures the archive of issue 17 instead: see
+// retention.go. `-phases process` (`make loadrun-process`) measures the same reads of a payoutd
+// process against a bare handler's process: see process.go.
 package main
 
 import (
@@ -35,7 +37,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -72,7 +73,7 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
-	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go)")
+	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go); process alone drives a payoutd process instead (process.go)")
 	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 )
@@ -80,6 +81,13 @@ var (
 func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	if *serveBare != "" {
+		if err := runBare(*serveBare); err != nil {
+			fmt.Fprintln(os.Stderr, "loadrun:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "loadrun:", err)
 		os.Exit(1)
@@ -91,6 +99,9 @@ func run() error {
 	// PostgreSQL) on the way out
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	if *phases == "process" {
+		return runProcess(ctx)
+	}
 	var configure []func(*envtest.Environment)
 	if strings.Contains(*phases, "retention") {
 		configure = append(configure, etcdCompaction)
@@ -153,24 +164,23 @@ func run() error {
 		fmt.Printf("API-server requests of the service per facade create (controllers included, watches aside):\n%s\n", calls.per(creates.n))
 	}
 	if strings.Contains(*phases, "gets") {
-		bareOp, stop, err := bareGets()
+		// the bare handler in this process too, as the facade: the process mode (process.go)
+		// puts both in processes of their own
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
-		defer stop()
-		getOp, err := facadeGets(ctx, env.Client, url)
+		go func() { _ = serveBareOn(ln) }()
+		defer ln.Close()
+		keys, ids, err := readFixtures(ctx, env.Client, url, "load-lookups")
 		if err != nil {
 			return err
 		}
-		base, gets, err := alternate(getOp, bareOp)
+		n, err := measureReads(url, "http://"+ln.Addr().String(), keys, ids, "")
 		if err != nil {
 			return err
 		}
-		bare := base[0]
-		bare.print("GET of a bare net/http handler")
-		gets.print(fmt.Sprintf("GET transfer through the facade, %d stored", *stored))
-		printRatio("ratio", gets.rate/bare.rate, "goal >= 0.60")
-		fmt.Printf("API-server requests of the service per facade GET:\n%s\n", calls.per(gets.n))
+		fmt.Printf("API-server requests of the service per facade GET (both reads):\n%s\n", calls.per(n))
 	}
 	return nil
 }
@@ -307,6 +317,10 @@ var apiProfiled bool
 // profiling waits for the API server's profile before the control plane stops.
 var profiling sync.WaitGroup
 
+// facadeWindowHook, when set, is called as each facade window of alternate starts, with its length
+// (the process mode fetches payoutd's profile there).
+var facadeWindowHook func(d time.Duration)
+
 // profileFile receives a CPU profile of the first facade window (-cpuprofile).
 var profileFile *os.File
 
@@ -394,6 +408,9 @@ func alternate(facade op, baselines ...op) ([]result, result, error) {
 			_ = pprof.StartCPUProfile(profileFile)
 		}
 		profileAPIServer(per)
+		if facadeWindowHook != nil {
+			facadeWindowHook(per)
+		}
 		calls.on.Store(true)
 		n, lat, err := window(facade, per)
 		calls.on.Store(false)
@@ -620,86 +637,6 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (op, error)
 	}), nil
 }
 
-// facadeGets stores the transfers, then reads them at random through the facade, each read with
-// one of enough keys that none passes its 30 lookups a minute.
-func facadeGets(ctx context.Context, c client.Client, url string) (op, error) {
-	name := "load-lookups"
-	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
-		return nil, err
-	}
-	ns := payoutv1.AccountNamespace(name)
-	if err := waitNamespace(ctx, c, ns); err != nil {
-		return nil, err
-	}
-	ids := make([]string, *stored)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	var failed atomic.Value
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%024x", 0x10000000+i)
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := c.Create(ctx, testgen.Transfer(ns, ids[i], func(t *payoutv1.Transfer) {
-				t.Spec.Account = name
-				t.Spec.ExpiresAt = &metav1.Time{Time: time.Now().Add(240 * time.Hour)}
-			})); err != nil {
-				failed.CompareAndSwap(nil, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		return nil, err
-	}
-	expected := 20000 * int(*duration/time.Second) // generous room for 20 000 lookups a second
-	keys := make([]*keyed, (expected+*stored)/25+*workers)
-	for i := range keys {
-		k, err := newKeyed(c, name)
-		if err != nil {
-			return nil, err
-		}
-		keys[i] = k
-	}
-	// every key is known to the facade, and every transfer is in its cache
-	for _, k := range []*keyed{keys[0], keys[len(keys)-1]} {
-		for st := 0; st != 200; time.Sleep(100 * time.Millisecond) {
-			st, _ = k.do("GET", url+"/api/payouts/transfer/"+ids[len(ids)-1], nil, nil)
-		}
-	}
-	var next atomic.Int64
-	var served atomic.Int64
-	// one keep-alive connection per worker, as the baseline's; the key changes every 25 reads
-	clients := make([]*http.Client, *workers)
-	for i := range clients {
-		clients[i] = httpClient()
-	}
-	lookup := op(func(w int) error {
-		n := next.Add(1)
-		k := *keys[int(n/25)%len(keys)]
-		k.hc = clients[w]
-		st, err := k.do("GET", url+"/api/payouts/transfer/"+ids[int(n*7919)%len(ids)], nil, nil)
-		if err != nil || st != 200 {
-			return fmt.Errorf("lookup: %d %v (after %d)", st, err, served.Load())
-		}
-		served.Add(1)
-		return nil
-	})
-	// Unmeasured, every stored transfer is looked up once: callers poll their transfers, so the
-	// measured reads find the facade in its steady state, each body encoded once per version.
-	var warm errgroup.Group
-	warm.SetLimit(*workers)
-	for i := range *stored {
-		warm.Go(func() error { return lookup(i % *workers) })
-	}
-	if err := warm.Wait(); err != nil {
-		return nil, err
-	}
-	return lookup, nil
-}
-
 // waitNamespace waits for an account's namespace (its controller makes it).
 func waitNamespace(ctx context.Context, c client.Client, ns string) error {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -710,33 +647,4 @@ func waitNamespace(ctx context.Context, c client.Client, ns string) error {
 			return fmt.Errorf("namespace %s never appeared", ns)
 		}
 	}
-}
-
-// bareGets is the baseline: a handler that answers a body the size of a transfer lookup, served
-// and read over loopback HTTP exactly as the facade's.
-func bareGets() (op, func(), error) {
-	body := bytes.Repeat([]byte("x"), 1200)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	clients := make([]*http.Client, *workers)
-	for i := range clients {
-		clients[i] = httpClient()
-	}
-	url := "http://" + ln.Addr().String() + "/api/payouts/transfer/x"
-	return op(func(w int) error {
-		resp, err := clients[w].Get(url)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return nil
-	}), func() { _ = srv.Close() }, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // RouteOther is the route label of a request that matched no route (a 404, a 405, or a
@@ -80,9 +82,31 @@ func MethodLabel(method string) string {
 // FacadeRequest records one answered request: its route template (declared with
 // FacadeRoutes), method, status code and latency.
 func FacadeRequest(route, method string, code int, d time.Duration) {
-	r, m := known(routes, route), MethodLabel(method)
-	facadeRequests.WithLabelValues(r, m, strconv.Itoa(code)).Inc()
-	facadeDuration.WithLabelValues(r, m).Observe(d.Seconds())
+	s := facadeSeries{known(routes, route), MethodLabel(method), code}
+	c, ok := facadeSeen.Load(s)
+	if !ok {
+		c, _ = facadeSeen.LoadOrStore(s, facadeChildren{
+			requests: facadeRequests.WithLabelValues(s.route, s.method, strconv.Itoa(code)),
+			duration: facadeDuration.WithLabelValues(s.route, s.method),
+		})
+	}
+	c.(facadeChildren).requests.Inc()
+	c.(facadeChildren).duration.Observe(d.Seconds())
+}
+
+// facadeSeen keeps the series of each (route, method, status) once made: every request counts
+// in them, and a vector's lookup hashes and compares its label values each time. Bounded: the
+// routes and methods are the known ones, the statuses those the facade answers.
+var facadeSeen sync.Map // facadeSeries: facadeChildren
+
+type facadeSeries struct {
+	route, method string
+	code          int
+}
+
+type facadeChildren struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // FacadeInFlight adds delta (+1 when a request starts, -1 when it ends) to the requests being

@@ -51,6 +51,9 @@ type Config struct {
 	Log logr.Logger
 	// Stdout receives payoutd's log as well as <dir>/payoutd.log.
 	Stdout io.Writer
+	// PayoutdArgs are appended to payoutd's command line (payout-dev --payoutd-arg), e.g. the
+	// load run's --pprof-address.
+	PayoutdArgs []string
 }
 
 // Run starts the environment and blocks until ctx ends, then stops everything it started.
@@ -152,7 +155,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// a dev environment resumed after a break is not an etcd restore: its money need not wait
 		// for an operator (kubectl payout recover) because the laptop slept
 		"--recovery-gap", "720h",
-	}, svc.payoutdArgs()...)}
+	}, append(svc.payoutdArgs(), cfg.PayoutdArgs...)...)}
 	stopped := d.supervise(ctx)
 
 	if err := waitReady(ctx, baseURL, key, devchain.Networks, stopped); err != nil {

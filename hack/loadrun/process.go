@@ -1,0 +1,383 @@
+package main
+
+// The process mode (`-phases process`, `make loadrun-process`): the cached reads of what a user
+// runs, payoutd as its own process with its controllers, informers and chain watchers beside it
+// (as `make run` starts it), against a bare net/http handler that is a process of its own too, so
+// that both sides pay the same loopback and process costs. The in-process phases (main.go) cannot
+// show those costs: their facade shares the load generator's process.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/test/testgen"
+)
+
+var (
+	envFile   = flag.String("env", "", "process mode: the .dev/env of a running `make run` to drive; empty starts an instance of its own (bin/payout-dev, a temporary DEV_DIR)")
+	pprofURL  = flag.String("pprof-url", "", "process mode with -env: payoutd's pprof base URL (it was started with --pprof-address), for -cpuprofile")
+	readRate  = flag.Int("read-rate", 15000, "the most facade reads a second expected: sizes the pool of keys, so that none passes its budget (a 429 stops the run)")
+	serveBare = flag.String("serve-bare", "", "internal: serve the bare handler on this address and print it (the process mode's baseline process)")
+)
+
+// runProcess measures the cached reads of a separately running payoutd against the bare
+// handler's process: GET deposit-options and GET transfer, alternating windows as main.go's.
+func runProcess(ctx context.Context) error {
+	vars, pprofBase, stop, err := instance(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cfg, err := clientcmd.BuildConfigFromFlags("", vars["KUBECONFIG"])
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	url := vars["PAYOUT_BASE_URL"]
+	keys, ids, err := readFixtures(ctx, c, url, fmt.Sprintf("load-reads-%d", time.Now().Unix()))
+	if err != nil {
+		return err
+	}
+	bareURL, stopBare, err := bareProcess()
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	facadeName = "payoutd"
+	fmt.Printf("loadrun, process mode: payoutd at %s, bare handler in its own process, %d workers, %s windows\n\n", url, *workers, *duration)
+	_, err = measureReads(url, bareURL, keys, ids, pprofBase)
+	return err
+}
+
+// instance is the payoutd to drive: the one of -env, or one started here with bin/payout-dev in
+// a temporary directory, with its pprof endpoint on; stop ends what was started.
+func instance(ctx context.Context) (vars map[string]string, pprofBase string, stop func(), err error) {
+	if *envFile != "" {
+		vars, err = readEnv(*envFile)
+		return vars, *pprofURL, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "loadrun-dev")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	pprofAddr := ln.Addr().String()
+	_ = ln.Close()
+	// as `make run` starts it (Makefile), with the pprof endpoint added
+	cmd := exec.Command("bin/payout-dev", "--dir", dir, "--assets", "bin/k8s", "--crds", "config/crd/bases",
+		"--policies", "config/policy", "--bin", "bin", "--anvil", "bin/anvil", "--quiet", "--payoutd-arg=--pprof-address="+pprofAddr)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, "", nil, fmt.Errorf("starting bin/payout-dev (make build): %w", err)
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+		_ = os.RemoveAll(dir)
+	}
+	fmt.Fprintf(os.Stderr, "loadrun: started payout-dev in %s; waiting for its env\n", dir)
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		if vars, err = readEnv(filepath.Join(dir, "env")); err == nil {
+			return vars, "http://" + pprofAddr, stop, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			stop()
+			return nil, "", nil, fmt.Errorf("payout-dev wrote no env (see %s/payoutd.log): %w", dir, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// readEnv reads the `export NAME=value` lines of a .dev/env (CONTRACT.md).
+func readEnv(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(value, "'") {
+			value = strings.ReplaceAll(strings.Trim(value, "'"), `'\''`, "'")
+		}
+		vars[name] = value
+	}
+	for _, name := range []string{"KUBECONFIG", "PAYOUT_BASE_URL"} {
+		if vars[name] == "" {
+			return nil, fmt.Errorf("%s: no %s", path, name)
+		}
+	}
+	return vars, nil
+}
+
+// readFixtures makes an account with -transfers transfers and enough keys that no key passes
+// its budgets (a key changes every 25 reads; each read goes through the keys from the first, as
+// deposit-options and lookups are separate budgets),
+// and waits until the facade knows the last key and transfer.
+func readFixtures(ctx context.Context, c client.Client, url, name string) ([]*keyed, []string, error) {
+	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
+		return nil, nil, err
+	}
+	ns := payoutv1.AccountNamespace(name)
+	if err := waitNamespace(ctx, c, ns); err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, *stored)
+	if err := parallel(len(ids), func(i int) error {
+		ids[i] = fmt.Sprintf("%024x", 0x20000000+i)
+		return c.Create(ctx, testgen.Transfer(ns, ids[i], func(t *payoutv1.Transfer) {
+			t.Spec.Account = name
+			t.Spec.ExpiresAt = &metav1.Time{Time: time.Now().Add(240 * time.Hour)}
+		}))
+	}); err != nil {
+		return nil, nil, err
+	}
+	keys := make([]*keyed, (*readRate*int(*duration/time.Second)+*stored)/25+*workers)
+	if err := parallel(len(keys), func(i int) (err error) {
+		keys[i], err = newKeyed(c, name)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	for _, k := range []*keyed{keys[0], keys[len(keys)-1]} {
+		for st := 0; st != 200; time.Sleep(100 * time.Millisecond) {
+			st, _ = k.do("GET", url+"/api/payouts/transfer/"+ids[len(ids)-1], nil, nil)
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+		}
+	}
+	return keys, ids, nil
+}
+
+// parallel runs f for 0..n-1, 16 at a time, and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	var first error
+	var mu sync.Mutex
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// reads are the cached reads both modes measure: each a path of the facade, answered from the
+// informer cache without an API-server request.
+func reads(ids []string) []read {
+	return []read{
+		{"GET deposit-options", func(int64) string { return "/api/payouts/deposit-options" }, 100},
+		{"GET transfer", func(n int64) string { return "/api/payouts/transfer/" + ids[int(n*7919)%len(ids)] }, len(ids)},
+	}
+}
+
+// read is a cached read: its path for the nth request, and how many reads warm it up.
+type read struct {
+	name string
+	path func(n int64) string
+	warm int
+}
+
+// facadeName names the facade in the report: payoutd's process, or the facade in this one.
+var facadeName = "the facade"
+
+// measureReads warms each read up (every stored transfer looked up once, unmeasured, as polling
+// callers keep the body cache warm), then alternates it with the bare handler answering a body
+// of the same size, and prints both with their ratio; it returns the facade's reads measured. With
+// pprofBase, payoutd's CPU profile of each read's first facade window goes to -cpuprofile,
+// suffixed with the read.
+func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase string) (int64, error) {
+	clients := make([]*http.Client, *workers)
+	for i := range clients {
+		clients[i] = httpClient()
+	}
+	var total int64
+	for _, rd := range reads(ids) {
+		var next int64
+		var mu sync.Mutex
+		facade := op(func(w int) error {
+			mu.Lock()
+			next++
+			n := next
+			mu.Unlock()
+			k := *keys[int(n/25)%len(keys)]
+			k.hc = clients[w]
+			st, err := k.do("GET", url+rd.path(n), nil, nil)
+			if err != nil || st != 200 {
+				return fmt.Errorf("%s: %d %v", rd.name, st, err)
+			}
+			return nil
+		})
+		if err := parallel(rd.warm, func(i int) error { return facade(i % *workers) }); err != nil {
+			return 0, err
+		}
+		size, err := bodySize(keys[0], url+rd.path(0))
+		if err != nil {
+			return 0, err
+		}
+		bare := bareOp(fmt.Sprintf("%s/%d", bareURL, size), clients)
+		facadeWindowHook = nil
+		if pprofBase != "" && *profile != "" {
+			file := *profile + "." + strings.ReplaceAll(strings.TrimPrefix(rd.name, "GET "), " ", "-")
+			taken := false
+			facadeWindowHook = func(d time.Duration) {
+				if !taken {
+					taken = true
+					fetchProfile(pprofBase, d, file)
+				}
+			}
+		}
+		base, f, err := alternate(facade, bare)
+		if err != nil {
+			return 0, err
+		}
+		total += f.n
+		base[0].print(fmt.Sprintf("bare handler, %d-byte body", size))
+		f.print(rd.name + " through " + facadeName)
+		printRatio("ratio", f.rate/base[0].rate, "goal >= 0.8")
+		printRatio("p99 / bare p99", float64(f.p99)/float64(base[0].p99), "goal <= 2")
+		fmt.Println()
+	}
+	profiling.Wait()
+	return total, nil
+}
+
+// bodySize is the length of the facade's answer at url.
+func bodySize(k *keyed, url string) (int, error) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+k.key)
+	resp, err := k.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return len(b), err
+}
+
+// bareOp reads url of the bare handler, one keep-alive connection per worker.
+func bareOp(url string, clients []*http.Client) op {
+	return func(w int) error {
+		resp, err := clients[w].Get(url)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("bare handler: %d", resp.StatusCode)
+		}
+		return nil
+	}
+}
+
+// fetchProfile writes payoutd's CPU profile of the next d to file, in the background.
+func fetchProfile(base string, d time.Duration, file string) {
+	profiling.Add(1)
+	go func() {
+		defer profiling.Done()
+		hc := &http.Client{Timeout: d + 30*time.Second}
+		resp, err := hc.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, max(1, int(d.Seconds()))))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "payoutd profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		_ = os.WriteFile(file, data, 0o644)
+	}()
+}
+
+// bareProcess starts this program again as the bare handler's process and returns its URL.
+func bareProcess() (string, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe, "-serve-bare", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("bare handler: %w", err)
+	}
+	return "http://" + strings.TrimSpace(line), stop, nil
+}
+
+// runBare is the bare handler's process: it prints its address and serves until killed.
+func runBare(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr().String())
+	return serveBareOn(ln)
+}
+
+// serveBareOn is the bare handler: GET /N answers N bytes of JSON-typed body, each body made once.
+func serveBareOn(ln net.Listener) error {
+	var bodies sync.Map
+	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil || n < 0 || n > 1<<20 {
+			http.NotFound(w, r)
+			return
+		}
+		b, ok := bodies.Load(n)
+		if !ok {
+			b, _ = bodies.LoadOrStore(n, []byte(strings.Repeat("x", n)))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b.([]byte))
+	}))
+}
