@@ -46,12 +46,14 @@ type V2Addresses interface {
 // TransferReconciler drives transfers through the status machine of spec section 3. It is the
 // one writer of Transfer status. Each pass reads top to bottom:
 //
-//	get from the cache → gather what the chain, the recipient store, the account and the
-//	refunds say → perform the provider work whose intent is stored (ask by reference, create
-//	if absent) → decide (internal/transfer, pure; when the decision asks for the payer's
-//	screening, screen and decide again) → write the status with the optimistic lock → record
-//	events → perform the decision's side effects (mail the stored outcome, delete the
-//	recipient, release or bind a claim) now that what they act on is stored.
+//	get from the cache → gather what the chain, the recipient store, the account, the refunds
+//	and the provider (about a stored payout intent) say, reading only → pay: do what
+//	transfer.PayoutStep says about the stored intent and the provider's answer (follow it,
+//	or create the payout: the one call that moves money) → decide (internal/transfer, pure;
+//	when the decision asks for the payer's screening, screen and decide again) → write the
+//	status with the optimistic lock → record events → perform the decision's side effects
+//	(mail the stored outcome, delete the recipient, release or bind a claim) now that what
+//	they act on is stored.
 //
 // The payout is created only from an intent read back from the API server, and the intent and
 // a cancellation request exclude each other through the transfer's resourceVersion: a crash at
@@ -105,9 +107,14 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !t.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	in, err := r.gather(ctx, t)
+	in, asked, err := r.gather(ctx, t)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if asked != nil {
+		if in.Provider, err = r.pay(ctx, t, *asked, in.Paused == ""); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	d := transfer.Decide(*in)
 	// The decision may ask for the payer's screening, then for the provider's word before a
@@ -130,19 +137,14 @@ func (r *TransferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		d = transfer.Decide(*in)
 	}
 
-	if transfer.Unwritten(t, &d.Status) && d.Waiting == "" {
+	if transfer.StillDefault(t, &d.Status) && d.Waiting == "" {
 		// a fresh v1 transfer: its defaulted status says all there is; writing its Ready condition
 		// would cost every create a status patch (one that waits on the service says so, once)
 		return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 	}
 	before := t.DeepCopy()
 	t.Status = d.Status
-	message := lastMessage(t)
-	if d.Waiting != "" {
-		message = d.Waiting
-	}
-	setReady(t, readyStatus(t.Status.Phase == payoutv1.PhaseCompleted || t.Status.Phase == payoutv1.PhaseRefunded),
-		string(t.Status.Phase), message)
+	setReady(t, d.Ready.Status, d.Ready.Reason, d.Ready.Message)
 	setNeedsAttention(t)
 	if err := patchStatus(ctx, r.Client, before, t); err != nil {
 		if apierrors.IsConflict(err) {
@@ -191,9 +193,10 @@ func (r *TransferReconciler) perform(ctx context.Context, t *payoutv1.Transfer, 
 	return r.mail(ctx, t, mail)
 }
 
-// gather reads everything the decision needs, and performs the provider work whose intent is
-// stored. It changes nothing in the cluster.
-func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (*transfer.Input, error) {
+// gather reads everything the decision needs, and what the provider holds under a stored payout
+// intent when it is to be asked (asked; nil when not). It changes nothing, in the cluster or at
+// the provider.
+func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (*transfer.Input, *transfer.PayoutAnswer, error) {
 	in := &transfer.Input{Transfer: t, Now: r.Clock.Now(), ProviderName: r.Provider.Name(), Mailing: r.Notifier != nil,
 		MatchTimeout: r.MatchTimeout, ScreenSender: t.Spec.Method == payoutv1.TransferV1}
 	if in.MatchTimeout == 0 {
@@ -207,11 +210,11 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	case apierrors.IsNotFound(err):
 		in.ScreenSender = true // no account to say otherwise: screen (fail closed)
 	default:
-		return nil, err
+		return nil, nil, err
 	}
 	if t.Spec.Method == payoutv1.TransferV1 {
 		if err := r.gatherDeposits(ctx, t, in); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if transfer.NeedsTx(t) && r.Chain != nil {
@@ -228,7 +231,7 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 	}
 	if t.Spec.Method == payoutv1.TransferV2 {
 		if err := r.gatherBindings(ctx, t, in); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if refs := transfer.CreditedLogs(t); len(refs) > 0 {
 			c := &payoutv1.Claim{}
@@ -236,29 +239,29 @@ func (r *TransferReconciler) gather(ctx context.Context, t *payoutv1.Transfer) (
 			case err == nil:
 				in.DepositHolder = c.Spec.Holder.Namespace + "/" + c.Spec.Holder.Name
 			case !apierrors.IsNotFound(err):
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	rs, err := r.recipientState(ctx, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in.Recipient = rs
 	if err := r.gatherRefunds(ctx, t, in); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if moves, why := moneyMoves(ctx, r.Gate); !moves {
 		in.Paused = why
 	}
-	if transfer.AskProvider(t, in.Now) {
-		p, err := r.ensurePayout(ctx, t, in.Paused == "")
-		if err != nil {
-			return nil, err
-		}
-		in.Provider = p
+	if !transfer.AskProvider(t, in.Now) {
+		return in, nil, nil
 	}
-	return in, nil
+	asked, err := r.askPayout(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, asked, nil
 }
 
 // gatherDeposits reads a v1 transfer's Deposit objects (on every network its address is
@@ -472,17 +475,16 @@ func (r *TransferReconciler) askProvider(ctx context.Context, t *payoutv1.Transf
 	return providerView(p), nil
 }
 
-// ensurePayout asks the provider about the payout of a stored intent and, for an intent the
-// provider does not know yet, creates it when mayCreate. Create is idempotent by reference, so
-// a crash after it and before the status write is recovered by the next pass finding the
-// payout. Once the provider gave the payout an id, it is asked by that id (a lookup by
-// reference may cost a search of every payout since the transfer's creation); an id it no
-// longer knows is looked up by reference once more, and a payout it accepted is never created
-// again.
-func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Transfer, mayCreate bool) (*transfer.ProviderPayout, error) {
+// askPayout reads what the provider holds under t's stored payout intent: by the id it gave the
+// payout once it gave one (a lookup by reference may cost a search of every payout since the
+// transfer's creation), by reference before, and by reference once more when it no longer knows
+// the id. It changes nothing at the provider, and asks nothing about an intent that names
+// another provider (PayoutStep refuses it).
+func (r *TransferReconciler) askPayout(ctx context.Context, t *payoutv1.Transfer) (*transfer.PayoutAnswer, error) {
 	stored := t.Status.Payout
-	if stored.Provider != "" && stored.Provider != r.Provider.Name() {
-		return nil, reconcile.TerminalError(fmt.Errorf("the payout intent names provider %q but this deployment pays through %q", stored.Provider, r.Provider.Name()))
+	ans := &transfer.PayoutAnswer{Provider: r.Provider.Name(), ReturnWindow: r.Provider.ReturnWindow()}
+	if stored.Provider != "" && stored.Provider != ans.Provider {
+		return ans, nil
 	}
 	var p *fiat.Payout
 	var err error
@@ -496,35 +498,48 @@ func (r *TransferReconciler) ensurePayout(ctx context.Context, t *payoutv1.Trans
 	if err != nil {
 		return nil, fmt.Errorf("asking the provider about payout %s: %w", stored.Reference, err)
 	}
-	if p == nil && (stored.State != payoutv1.PayoutRequested || stored.ProviderID != "") {
-		return &transfer.ProviderPayout{Found: false}, nil // never re-create an accepted payout
-	}
-	if (p == nil || p.State == fiat.StatePending) && !mayCreate {
-		if p == nil {
-			return &transfer.ProviderPayout{Found: false}, nil
-		}
-		return providerView(p), nil
-	}
-	if p == nil || p.State == fiat.StatePending {
+	heard(ans, p)
+	return ans, nil
+}
+
+// pay does what transfer.PayoutStep says about t's stored payout intent and the provider's
+// answer, and returns the provider's word for Decide. It makes the one call of the controller
+// that moves money, Provider.Create: only for an intent read back from the API server, under its
+// reference (idempotent at the provider, so a crash after it is recovered by the next pass
+// finding the payout), with a request rebuilt from the stored transfer alone. Create's answer
+// goes through PayoutStep again; a payout the provider accepted is never created again.
+func (r *TransferReconciler) pay(ctx context.Context, t *payoutv1.Transfer, ans transfer.PayoutAnswer, moneyMoves bool) (*transfer.ProviderPayout, error) {
+	stored := t.Status.Payout
+	step := transfer.PayoutStep(stored, ans, moneyMoves)
+	if step.Kind == transfer.PayCreate {
 		req, err := payoutRequest(t)
 		if err != nil {
 			return nil, reconcile.TerminalError(err)
 		}
-		p, err = r.Provider.Create(ctx, req)
+		p, err := r.Provider.Create(ctx, req)
+		created := transfer.PayoutAnswer{Provider: ans.Provider, ReturnWindow: ans.ReturnWindow, Created: true}
 		switch {
 		case fiat.IsPermanent(err):
 			// The provider refused the request itself: no payout exists or ever will.
-			return &transfer.ProviderPayout{Found: true, State: payoutv1.PayoutRejected, Message: fiat.MessageOf(err)}, nil
+			created.Refused, created.RefusedWhy = true, fiat.MessageOf(err)
 		case err != nil:
 			return nil, fmt.Errorf("creating payout %s at the provider: %w", stored.Reference, err)
+		default:
+			heard(&created, p)
 		}
+		step = transfer.PayoutStep(stored, created, moneyMoves)
 	}
-	if p.Reference != "" && p.Reference != stored.Reference {
-		return nil, reconcile.TerminalError(fmt.Errorf("the provider answered for reference %q, not %q", p.Reference, stored.Reference))
+	if step.Kind == transfer.PayRefuse {
+		return nil, reconcile.TerminalError(errors.New(step.Refuse))
 	}
-	v := providerView(p)
-	v.ReturnWindow = r.Provider.ReturnWindow()
-	return v, nil
+	return step.Provider, nil
+}
+
+// heard records in ans the payout p the provider answered with (nil: it holds none).
+func heard(ans *transfer.PayoutAnswer, p *fiat.Payout) {
+	if p != nil {
+		ans.Payout, ans.Reference, ans.Unfunded = providerView(p), p.Reference, p.State == fiat.StatePending
+	}
 }
 
 func providerView(p *fiat.Payout) *transfer.ProviderPayout {
@@ -671,13 +686,6 @@ func setNeedsAttention(t *payoutv1.Transfer) {
 		c.ObservedGeneration = t.Generation
 		apimeta.SetStatusCondition(&t.Status.Conditions, c)
 	}
-}
-
-func lastMessage(t *payoutv1.Transfer) string {
-	if n := len(t.Status.History); n > 0 {
-		return t.Status.History[n-1].Message
-	}
-	return ""
 }
 
 // shortest is the shorter of two waits, 0 standing for none.

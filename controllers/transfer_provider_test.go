@@ -20,8 +20,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
-// The provider after the payout intent (issue 23 item 10): a payout the bank lost, one it
-// rejected behind a hundred newer ones, one its recipient's bank returned after it was sent.
+// The provider after the payout intent: a payout the bank lost, one it rejected behind a hundred
+// newer ones, one its recipient's bank returned after it was sent.
 
 // withBank gives the fixture a simulated bank of its own, started with o.
 func (f *transferFixture) withBank(o simbank.Options) *transferFixture {

@@ -14,10 +14,15 @@ import (
 )
 
 // Decision is what Decide returns: the next status (facts, then the phase derived from them and
-// a history line when it changed), the side effects to perform once that status is stored, the
-// events to record, and when to look again.
+// a history line when it changed) and its Ready condition, the side effects to perform once that
+// status is stored, the events to record, and when to look again.
 type Decision struct {
-	Status  payoutv1.TransferStatus
+	Status payoutv1.TransferStatus
+	// Ready is the Ready condition of Status (Type, Status, Reason and Message; the controller
+	// stamps the generation): True once the payout completed or the failed transfer's deposit
+	// was refunded, its reason the phase, its message why the transfer waits on the service
+	// (Waiting) or else its newest history line.
+	Ready   metav1.Condition
 	Actions []Action
 	Events  []Event
 	// RequeueAfter is when to look again without an event to wake the controller.
@@ -26,8 +31,7 @@ type Decision struct {
 	// the controller asks, puts the answer in Input.Screening and decides again.
 	Screen string
 	// Waiting says why the transfer waits on the service rather than on its customer (a
-	// screening service that cannot answer, a chain watcher behind the clock); the controller
-	// shows it in the Ready condition.
+	// screening service that cannot answer, a chain watcher behind the clock); Ready shows it.
 	Waiting string
 	// AskProvider: the transfer would fail, or failed without asking, while its deposit was
 	// seen: the controller asks the provider by reference, puts the answer in
@@ -43,7 +47,7 @@ type Decision struct {
 // ActionKind names a side effect the controller performs after deciding, once the decided
 // status is stored: a conflict or a crash before that performs nothing, and every action is
 // safe to perform again (a retry after a crash repeats it). None of them moves money: the
-// payout is called only for an intent already stored (see Pending), and refunds are the refund
+// payout is created only for an intent already stored (PayoutStep), and refunds are the refund
 // controller's.
 type ActionKind string
 
@@ -146,7 +150,7 @@ var steps = []func(*decision){
 	recordPayoutIntent, // a good, screened deposit at depth → the payout intent, stored before any call
 	followProvider,     // the provider's word on a stored intent → accepted, completed, rejected
 	recordRefunds,      // refunds at depth → refunded, stray deposits sent back
-	afterTheEnd,        // store the outcome mail; delete the recipient unless kept; bind the wallet
+	actOnOutcome,       // store the outcome mail; delete the recipient unless kept; bind the wallet
 	releaseHash,        // a v2 hash that does not pay the transfer is given back
 	schedule,           // when to look again
 }
@@ -160,12 +164,29 @@ func Decide(in Input) Decision {
 	}
 	d.finish()
 	d.out.Status = *d.st
+	d.out.Ready = readyCondition(d.st, d.out.Waiting)
 	return *d.out
 }
 
-// Pending is the work whose intent is stored in t and that the controller performs before
-// deciding: asking the provider about (and, when it has none, creating) the payout of a stored
-// intent. Only an intent read back from the API server leads to a provider call.
+// readyCondition is the Ready condition of st, from its facts: True once the payout completed
+// (a return after it does not take that back: completed is terminal, spec 3.1) or the failed
+// transfer's deposit was refunded.
+func readyCondition(st *payoutv1.TransferStatus, waiting string) metav1.Condition {
+	c := metav1.Condition{Type: payoutv1.ReadyCondition, Status: metav1.ConditionFalse, Reason: string(st.Phase), Message: waiting}
+	paid := st.Failure == nil && st.Payout != nil && st.Payout.State == payoutv1.PayoutCompleted
+	refunded := st.Failure != nil && st.Refund != nil
+	if paid || refunded {
+		c.Status = metav1.ConditionTrue
+	}
+	if n := len(st.History); c.Message == "" && n > 0 {
+		c.Message = st.History[n-1].Message
+	}
+	return c
+}
+
+// Pending reports whether t's stored payout intent is still on its way (requested or accepted):
+// the controller asks the provider about it before deciding, and PayoutStep says whether to
+// create it. Only an intent read back from the API server leads to a provider call.
 func Pending(t *payoutv1.Transfer) (askProvider bool) {
 	p := t.Status.Payout
 	return p != nil && (p.State == payoutv1.PayoutRequested || p.State == payoutv1.PayoutAccepted)
@@ -667,11 +688,11 @@ func networkOr(n payoutv1.Network) payoutv1.Network {
 	return n
 }
 
-// afterTheEnd stores the outcome e-mail to send (once; the controller sends it after the store,
-// so that a retry sends this very outcome again, never another), deletes the recipient (spec
-// 2.1) unless kept, and binds the wallet that paid a completed v2 transfer to its account when
-// the account binds wallets.
-func afterTheEnd(d *decision) {
+// actOnOutcome acts on a transfer that ended: it stores the outcome e-mail to send (once; the
+// controller sends it after the store, so that a retry sends this very outcome again, never
+// another), deletes the recipient (spec 2.1) unless kept, and binds the wallet that paid a
+// completed v2 transfer to its account when the account binds wallets.
+func actOnOutcome(d *decision) {
 	if !d.ended() {
 		return
 	}
@@ -791,9 +812,9 @@ func withStatus(t *payoutv1.Transfer, st *payoutv1.TransferStatus) *payoutv1.Tra
 // finish derives the phase from the facts, and records a history line and an event when it
 // changed. The history keeps its opening line and the newest lines, MaxHistory in all.
 //
-// A transfer whose status was never written and that gained no fact stays unwritten: its phase is
-// the schema's default (payoutv1.DefaultPhase), so a fresh v1 transfer costs no status patch and
-// no event. Its opening line is written with its first fact, dated at its creation.
+// A transfer whose status was never written and that gained no fact keeps its default status
+// (StillDefault): its phase is the schema's default (payoutv1.DefaultPhase), so a fresh v1
+// transfer costs no status patch and no event. Its opening line is written with its first fact, dated at its creation.
 func (d *decision) finish() {
 	phase := Phase(withStatus(d.t, d.st))
 	if len(d.st.History) == 0 {
@@ -845,9 +866,10 @@ func History(t *payoutv1.Transfer) []payoutv1.StatusChange {
 	return []payoutv1.StatusChange{OpeningLine(t)}
 }
 
-// Unwritten reports whether t's status was never written and decided stays as it is: the
-// controller then writes nothing, not even its Ready condition (see finish).
-func Unwritten(t *payoutv1.Transfer, decided *payoutv1.TransferStatus) bool {
+// StillDefault reports whether t's status is still the one it was created with (never written by
+// the controller) and decided keeps it so: the controller then writes nothing, not even its Ready
+// condition (see finish).
+func StillDefault(t *payoutv1.Transfer, decided *payoutv1.TransferStatus) bool {
 	return len(t.Status.History) == 0 && t.Status.ObservedGeneration == 0 && statusEqual(&t.Status, decided)
 }
 

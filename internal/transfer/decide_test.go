@@ -177,9 +177,9 @@ func equalPhases(a, b []payoutv1.TransferPhase) bool {
 func TestV1Lifecycle(t *testing.T) {
 	tr := v1()
 	d := Decide(input(tr, at(time.Second)))
-	// nothing is written at the opening: the schema defaults the phase of an unwritten status
-	if !Unwritten(tr, &d.Status) || len(d.Status.History) != 0 || len(d.Events) != 0 || Phase(withStatus(tr, &d.Status)) != payoutv1.DefaultPhase {
-		t.Fatalf("a fresh v1 transfer is left unwritten: %+v, events %+v", d.Status, d.Events)
+	// nothing is written at the opening: the schema defaults the phase of a status never written
+	if !StillDefault(tr, &d.Status) || len(d.Status.History) != 0 || len(d.Events) != 0 || Phase(withStatus(tr, &d.Status)) != payoutv1.DefaultPhase {
+		t.Fatalf("a fresh v1 transfer keeps its default status: %+v, events %+v", d.Status, d.Events)
 	}
 	if h := History(tr); len(h) != 1 || h[0].Status != payoutv1.PhaseReadyToProcess || h[0].Reason != ReasonCreated || !h[0].At.Equal(&tr.CreationTimestamp) {
 		t.Errorf("its history reads as the opening line: %+v", h)
@@ -947,5 +947,40 @@ func TestV2DepositBinding(t *testing.T) {
 	refs, ok := ParseSourceOfFunds("crypto deposit base 0xAA:1 0xbb:2")
 	if !ok || len(refs) != 2 || refs[0].TxHash != "0xaa" || refs[1].LogIndex != 2 {
 		t.Errorf("parsed %+v %v", refs, ok)
+	}
+}
+
+// TestReadyFromFacts: Ready is True once the payout completed (a return after does not take it
+// back) or the failed transfer's deposit was refunded, and says why the transfer waits.
+func TestReadyFromFacts(t *testing.T) {
+	payout := func(state payoutv1.PayoutState) *payoutv1.PayoutFacts {
+		return &payoutv1.PayoutFacts{Reference: id, State: state}
+	}
+	failure := &payoutv1.TransferFailure{Reason: payoutv1.FailureExpired}
+	refund := &payoutv1.RefundFacts{TxHash: "0xrefund"}
+	history := []payoutv1.StatusChange{{Message: "created"}, {Message: "the newest line"}}
+	for _, c := range []struct {
+		name    string
+		st      payoutv1.TransferStatus
+		waiting string
+		ready   bool
+		message string
+	}{
+		{name: "nothing yet", st: payoutv1.TransferStatus{}, ready: false},
+		{name: "accepted", st: payoutv1.TransferStatus{Payout: payout(payoutv1.PayoutAccepted), History: history}, message: "the newest line"},
+		{name: "completed", st: payoutv1.TransferStatus{Payout: payout(payoutv1.PayoutCompleted), History: history}, ready: true, message: "the newest line"},
+		{name: "completed, returned and refunded", st: payoutv1.TransferStatus{Payout: payout(payoutv1.PayoutCompleted), Refund: refund}, ready: true},
+		{name: "rejected", st: payoutv1.TransferStatus{Payout: payout(payoutv1.PayoutRejected), Failure: failure}},
+		{name: "failed", st: payoutv1.TransferStatus{Failure: failure}},
+		{name: "failed and refunded", st: payoutv1.TransferStatus{Failure: failure, Refund: refund}, ready: true},
+		{name: "waiting on the service", st: payoutv1.TransferStatus{Payout: payout(payoutv1.PayoutRequested), History: history}, waiting: "paused", message: "paused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.st.Phase = Phase(&payoutv1.Transfer{Status: c.st})
+			got := readyCondition(&c.st, c.waiting)
+			if got.Type != payoutv1.ReadyCondition || (got.Status == metav1.ConditionTrue) != c.ready || got.Reason != string(c.st.Phase) || got.Message != c.message {
+				t.Errorf("Ready %+v, want ready %v, reason %s, message %q", got, c.ready, c.st.Phase, c.message)
+			}
+		})
 	}
 }

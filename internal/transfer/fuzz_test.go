@@ -144,7 +144,8 @@ func fuzzInput(s *bytesource) Input {
 //   - no payout intent after a cancellation, a failure or a deleted recipient;
 //   - the provider's state only moves forward;
 //   - mail and recipient deletion only once the transfer ended;
-//   - Decide does not change its input and is deterministic; the history is bounded.
+//   - Decide does not change its input and is deterministic; the history is bounded;
+//   - Ready, decided from the facts, is True at completed and refunded only.
 func FuzzDecide(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 40})
@@ -160,17 +161,17 @@ func FuzzDecide(f *testing.F) {
 		if !statusEqual(&in.Transfer.Status, &before.Status) {
 			t.Fatal("Decide changed its input")
 		}
-		// a status never written that gains no fact stays unwritten, its phase the schema's default
-		unwritten := Unwritten(before, &d.Status)
+		// a status never written that gains no fact keeps its default, its phase the schema's default
+		stillDefault := StillDefault(before, &d.Status)
 		was, now := Phase(before), d.Status.Phase
-		if unwritten {
+		if stillDefault {
 			now = payoutv1.DefaultPhase
 		}
 		if now != Phase(withStatus(before, &d.Status)) {
-			t.Fatalf("stored phase %s is not the phase of the facts (unwritten: %v)", now, unwritten)
+			t.Fatalf("stored phase %s is not the phase of the facts (stillDefault: %v)", now, stillDefault)
 		}
-		if unwritten && (len(d.Events) > 0 || len(d.Actions) > 0) {
-			t.Fatalf("an unwritten transfer has events %+v or actions %+v", d.Events, d.Actions)
+		if stillDefault && (len(d.Events) > 0 || len(d.Actions) > 0) {
+			t.Fatalf("a transfer still at its default status has events %+v or actions %+v", d.Events, d.Actions)
 		}
 		switch was {
 		case payoutv1.PhaseCompleted, payoutv1.PhaseRefunded:
@@ -241,8 +242,11 @@ func FuzzDecide(f *testing.F) {
 				t.Fatalf("deposits of %s units, %s accounted for (credited %s, strays %+v)", total, accounted, l.CreditedUnits, l.Strays)
 			}
 		}
-		if n := len(d.Status.History); !unwritten && (n == 0 || n > payoutv1.MaxHistory || d.Status.History[n-1].Status != now) {
+		if n := len(d.Status.History); !stillDefault && (n == 0 || n > payoutv1.MaxHistory || d.Status.History[n-1].Status != now) {
 			t.Fatalf("history %+v for phase %s", d.Status.History, now)
+		}
+		if ready := d.Ready.Status == metav1.ConditionTrue; ready != (now == payoutv1.PhaseCompleted || now == payoutv1.PhaseRefunded) {
+			t.Fatalf("Ready %s at phase %s", d.Ready.Status, now)
 		}
 	})
 }

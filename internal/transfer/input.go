@@ -59,8 +59,9 @@ type Input struct {
 	// (Decision.Screen); nil otherwise.
 	Screening *Screening
 
-	// Provider is the provider's answer about the payout of the transfer's reference; nil when
-	// the provider was not asked (no payout intent is stored yet).
+	// Provider is the provider's word on the payout of the stored intent, as PayoutStep made it
+	// of the provider's answer (and of Create's, when it created); nil when the provider was not
+	// asked (no payout intent is stored yet).
 	Provider *ProviderPayout
 	// ProviderBefore is the provider's answer by reference for a transfer with no payout intent,
 	// asked before a transfer whose deposit was seen may fail (Decision.AskProvider); nil when
