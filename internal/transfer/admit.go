@@ -244,18 +244,17 @@ func recipient(in AdmitInput) error {
 	case r.Recipient == nil:
 		return apierror.Errorf(apierror.NotFound, "recipient %d not found", r.ID)
 	case r.Recipient.Spec.Deactivated:
-		return InactiveRecipient(r.ID, r.Recipient, "")
+		return inactiveRecipient(r.ID, r.Recipient)
 	}
 	return nil
 }
 
-// InactiveRecipient is rule 5's answer for a recipient that takes no more transfers, with more
-// said after it.
-func InactiveRecipient(id int64, rc *payoutv1.Recipient, more string) error {
+// inactiveRecipient is rule 5's answer for a recipient that takes no more transfers.
+func inactiveRecipient(id int64, rc *payoutv1.Recipient) error {
 	if rc.Spec.ReplacedBy != nil {
-		return apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d%s", id, *rc.Spec.ReplacedBy, more)
+		return apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d", id, *rc.Spec.ReplacedBy)
 	}
-	return apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers%s", id, more)
+	return apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers", id)
 }
 
 // decoded is the start of rule 6: the request's fields have their types.
