@@ -395,7 +395,7 @@ func quote(in AdmitInput) error {
 		return err
 	}
 	limits := in.Account.AmountLimits
-	if err := pricing.CheckLimitsField("amount", amount, limitOf(limits.Min), limitOf(limits.Max)); err != nil {
+	if err := pricing.CheckLimitsField("amount", amount, pricing.Limit(limits.Min), pricing.Limit(limits.Max)); err != nil {
 		return err
 	}
 	if _, err := uuid.Parse(in.Request.QuoteID); err != nil {
@@ -477,15 +477,6 @@ func recipientTypeText(t string) string {
 		return "bank account"
 	}
 	return t
-}
-
-// limitOf is an account's amount bound, nil when it has none.
-func limitOf(a *payoutv1.USDAmount) *decimal.Decimal {
-	if a == nil {
-		return nil
-	}
-	d := decimalOf(string(*a))
-	return &d
 }
 
 // decimalOf reads a stored amount, which the API server's schema validated.
