@@ -71,6 +71,8 @@ func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Cal
 	return s.handleTransfer(w, r, c, payoutv1.TransferV2)
 }
 
+// handleTransfer decodes a create, gathers its facts, has transfer.Admit judge them, creates the
+// transfer and encodes it as the method answers.
 func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *Caller, method payoutv1.TransferMethod) error {
 	b, err := decodeBody(r)
 	if err != nil {
