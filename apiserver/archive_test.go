@@ -22,7 +22,7 @@ import (
 	"github.com/stablepay/payout-operator/test/pgtest"
 )
 
-// Retention (issue 17) on the real facade, the real transfer controller and a real PostgreSQL:
+// Retention on the real facade, the real transfer controller and a real PostgreSQL:
 // transfers are created through the API and finished by the controllers (a deposit recorded as
 // the chain watcher records it, the simulated bank paying out); the archiver runs its passes
 // with a clock past a completed payout's return window (six weeks and an hour ahead) and a

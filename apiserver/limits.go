@@ -20,7 +20,7 @@ func (s *Server) handleAmountLimits(w http.ResponseWriter, _ *http.Request, c *C
 	writeJSON(w, http.StatusOK, struct {
 		Min *jsonDecimal `json:"min_amount"`
 		Max *jsonDecimal `json:"max_amount"`
-	}{numPtr(limitOf(lim.Min)), numPtr(limitOf(lim.Max))})
+	}{numPtr(pricing.Limit(lim.Min)), numPtr(pricing.Limit(lim.Max))})
 	return nil
 }
 
@@ -46,15 +46,6 @@ func (s *Server) handleFee(w http.ResponseWriter, r *http.Request, c *Caller) er
 		SvcFeePercentage jsonDecimal `json:"svcFeePercentage"`
 	}{fixed(fee, 2), num(percent)})
 	return nil
-}
-
-// limitOf parses an account bound; nil means no limit.
-func limitOf(a *payoutv1.USDAmount) *decimal.Decimal {
-	if a == nil {
-		return nil
-	}
-	d := mustDecimal(string(*a))
-	return &d
 }
 
 // accountFeePercent is the account's service fee percentage, 0 when none is configured.

@@ -58,7 +58,7 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 	if err != nil {
 		return err
 	}
-	if err := pricing.CheckLimits(asked, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
+	if err := pricing.CheckLimits(asked, pricing.Limit(c.Account.Spec.AmountLimits.Min), pricing.Limit(c.Account.Spec.AmountLimits.Max)); err != nil {
 		return err
 	}
 	v2, err := queryBool(q.Get("v2_offloader"), "v2_offloader")

@@ -5,11 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,9 +14,8 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/emailaddr"
 	"github.com/stablepay/payout-operator/internal/index"
-	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // DepositAddresses issues the addresses deposits are sent to (the chain side of the service).
@@ -31,111 +27,73 @@ type DepositAddresses interface {
 	V2Address(network payoutv1.Network, token payoutv1.Token) (string, bool)
 }
 
-// transferRequest is a decoded create request of spec 4.10 or 4.11, its types checked.
-type transferRequest struct {
-	quoteID       string
-	amount        decimal.Decimal
-	hasAmount     bool
-	recipientID   int64
-	customerUUID  string
-	customerEmail string
-	token         string
-	network       string
-	wallet        string
-	keepRecipient bool
-}
-
 // decodeTransferRequest reads the request's fields strictly: a wrong type or an unknown field
-// is a 400 naming the field. It runs after the rules that come "before any other processing".
-func decodeTransferRequest(b *body, recipientID int64) (*transferRequest, error) {
-	req := &transferRequest{recipientID: recipientID}
+// is a 400 naming the field.
+func decodeTransferRequest(b *body) (transfer.Request, error) {
+	var req transfer.Request
 	steps := []func() error{
-		func() (err error) { req.quoteID, _, err = b.str("quote_id"); return },
-		func() (err error) { req.amount, req.hasAmount, err = b.number("amount"); return },
-		func() (err error) { req.customerUUID, _, err = b.str("customer_uuid"); return },
-		func() (err error) { req.customerEmail, _, err = b.str("customer_email"); return },
-		func() (err error) { req.token, _, err = b.str("source_token"); return },
-		func() (err error) { req.network, _, err = b.str("source_network"); return },
-		func() (err error) { req.wallet, _, err = b.str("wallet_address"); return },
-		func() (err error) { req.keepRecipient, _, err = b.boolean("keep_recipient"); return },
+		func() (err error) { req.QuoteID, _, err = b.str("quote_id"); return },
+		func() (err error) { req.Amount, req.HasAmount, err = b.number("amount"); return },
+		func() (err error) { req.CustomerUUID, _, err = b.str("customer_uuid"); return },
+		func() (err error) { req.CustomerEmail, _, err = b.str("customer_email"); return },
+		func() (err error) { req.Token, _, err = b.str("source_token"); return },
+		func() (err error) { req.Network, _, err = b.str("source_network"); return },
+		func() (err error) { req.Wallet, _, err = b.str("wallet_address"); return },
+		func() (err error) { req.KeepRecipient, _, err = b.boolean("keep_recipient"); return },
 		b.unknown,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return nil, err
+			return transfer.Request{}, err
 		}
 	}
 	return req, nil
 }
 
 // looseString is a field's string value for the rules judged before the request is decoded; a
-// missing or non-string value reads as "".
-func looseString(b *body, name string) string {
-	s, _, err := b.str(name)
+// missing or non-string value reads as "". given says whether the field is there at all.
+func looseString(b *body, name string) (s string, given bool) {
+	s, given, err := b.str(name)
 	if err != nil {
-		return ""
+		return "", true
 	}
-	return s
+	return s, given
 }
 
-// handleTransferV1 serves POST /api/payouts/transfer (spec 4.10), applying its rules in the
-// spec's order of precedence: the KYC wallet (before any other processing, so even a request
-// with a malformed field gets the 403), wallet screening, v1 provisioning, the deployed smart
-// wallet, recipient ownership; then the request's own fields and the quote (400); then the
-// global uniqueness of customer_uuid (409).
+// handleTransferV1 serves POST /api/payouts/transfer (spec 4.10): the rules are
+// transfer.Admit's, judged on the facts gatherTransfer reads; rule 7 is the create's.
 func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	return s.handleTransfer(w, r, c, payoutv1.TransferV1)
+}
+
+// handleTransferV2 serves POST /api/payouts/transfer/v2 (spec 4.11).
+func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Caller) error {
+	return s.handleTransfer(w, r, c, payoutv1.TransferV2)
+}
+
+// handleTransfer decodes a create, gathers its facts, has transfer.Admit judge them, creates the
+// transfer and encodes it as the method answers.
+func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *Caller, method payoutv1.TransferMethod) error {
 	b, err := decodeBody(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	wallet := looseString(b, "wallet_address")
-	if c.Account.Spec.KYCRequired { // rule 1
-		if err := s.requireKYC(ctx, c, wallet); err != nil {
-			return err
-		}
+	in := s.gatherTransfer(ctx, c, b, method)
+	if err := transfer.Admit(in); err != nil {
+		return err
 	}
-	if chain.IsEVMAddress(wallet) { // rule 2
-		if err := s.screenWallet(ctx, wallet); err != nil {
-			return err
-		}
+	req := in.Request
+	if method == payoutv1.TransferV2 && req.CustomerEmail == "" {
+		req.CustomerEmail = c.Account.Spec.Email // spec 4.11: the account's e-mail by default
 	}
-	if !c.Account.Spec.V1Enabled { // rule 3
-		return apierror.Errorf(apierror.Forbidden, "this account is not provisioned for v1 transfers")
-	}
-	if !c.Account.Spec.SmartWalletDeployed { // rule 4
-		return apierror.Errorf(apierror.Forbidden, "this account has no deployed smart-contract wallet")
-	}
-	rc, err := s.transferRecipient(ctx, c, b) // rule 5
+	t, err := s.createTransfer(ctx, c, req, in.Recipient.Recipient, in.Quote.Quote, method) // rule 7 inside
 	if err != nil {
 		return err
 	}
-	req, err := decodeTransferRequest(b, rc.Spec.ID) // rule 6 from here
-	if err != nil {
-		return err
-	}
-	if err := checkTransferFields(req, []string{"usdc", "usdt"}, true); err != nil {
-		return err
-	}
-	if req.wallet == "" {
-		return apierror.FieldErrorf("wallet_address", "is required")
-	}
-	if err := checkV1Wallet(req.wallet); err != nil {
-		return err
-	}
-	if err := checkWalletNetwork(req.wallet, req.network); err != nil {
-		return err
-	}
-	q, err := s.checkQuote(ctx, c, req, rc)
-	if err != nil {
-		return err
-	}
-	if err := s.checkDepositOption(ctx, req); err != nil {
-		return err
-	}
-	t, err := s.createTransfer(ctx, c, req, rc, q, payoutv1.TransferV1) // rule 7 inside
-	if err != nil {
-		return err
+	if method == payoutv1.TransferV2 {
+		writeJSON(w, http.StatusOK, v2View(t))
+		return nil
 	}
 	v := transferView(t)
 	v.UserID = c.Account.Name
@@ -143,92 +101,30 @@ func (s *Server) handleTransferV1(w http.ResponseWriter, r *http.Request, c *Cal
 	return nil
 }
 
-// handleTransferV2 serves POST /api/payouts/transfer/v2 (spec 4.11).
-func (s *Server) handleTransferV2(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	b, err := decodeBody(r)
-	if err != nil {
-		return err
+// gatherTransfer reads what transfer.Admit judges a create on. A compliance service is asked
+// only where its answer is a rule's fact: the KYC service when the account requires KYC and the
+// wallet is well formed, the screening for an EVM wallet that the method screens.
+func (s *Server) gatherTransfer(ctx context.Context, c *Caller, b *body, method payoutv1.TransferMethod) transfer.AdmitInput {
+	acct := c.Account.Spec
+	in := transfer.AdmitInput{Method: method, Account: acct, Now: s.cfg.Clock.Now()}
+	wallet, given := looseString(b, "wallet_address")
+	v1 := method == payoutv1.TransferV1
+	in.Wallet = s.senderWallet(ctx, c, wallet, given, acct.KYCRequired && (v1 || !acct.V2WalletScreening), v1 || acct.V2WalletScreening)
+	if method == payoutv1.TransferV2 {
+		in.Binding = s.walletBinding(ctx, c, wallet)
 	}
-	ctx := r.Context()
-	wallet := looseString(b, "wallet_address")
-	switch {
-	case c.Account.Spec.V2WalletScreening:
-		// Screening on: an EVM wallet is required and screened before anything else; fail closed.
-		if wallet == "" {
-			if _, given, err := b.str("wallet_address"); err != nil || given {
-				return apierror.FieldErrorf("wallet_address", "must be a string")
-			}
-			return apierror.FieldErrorf("wallet_address", "is required: wallets are screened on this account")
-		}
-		if chain.IsSolanaAddress(wallet) {
-			return apierror.FieldErrorf("wallet_address", "is a Solana address, but this account screens v2 sender wallets and "+
-				"screening takes EVM wallets only (0x and 40 hex digits; spec 4.11). Send from an EVM wallet on an EVM network; "+
-				"v2 transfers from Solana wallets need an account without v2 wallet screening")
-		}
-		if err := chain.CheckEVMAddress(wallet); err != nil {
-			return apierror.FieldErrorf("wallet_address", "%s (wallets are screened on this account, and only EVM wallets can be)", err)
-		}
-		if err := s.screenWallet(ctx, wallet); err != nil {
-			return err
-		}
-	case c.Account.Spec.KYCRequired:
-		// Screening off: the wallet is KYC-conditional, judged before any other processing.
-		if err := s.requireKYC(ctx, c, wallet); err != nil {
-			return err
-		}
+	in.Recipient = s.transferRecipient(ctx, c, b)
+	in.Request, in.RequestErr = decodeTransferRequest(b)
+	if in.RequestErr != nil {
+		return in
 	}
-	if err := s.checkWalletBinding(ctx, c, wallet); err != nil {
-		return err
+	if _, err := uuid.Parse(in.Request.QuoteID); err == nil {
+		in.Quote = s.transferQuote(ctx, c, in.Request.QuoteID)
 	}
-	rc, err := s.transferRecipient(ctx, c, b)
-	if err != nil {
-		return err
+	if in.Request.Token != "" && in.Request.Network != "" {
+		in.Option = s.depositOption(ctx, in.Request)
 	}
-	req, err := decodeTransferRequest(b, rc.Spec.ID)
-	if err != nil {
-		return err
-	}
-	if req.token != "" && req.token != "usdc" {
-		return apierror.FieldErrorf("source_token", "v2 transfers take usdc only; use v1 for usdt")
-	}
-	if req.network == string(payoutv1.NetworkTron) {
-		return apierror.FieldErrorf("source_network", "tron is not available on v2; use v1")
-	}
-	if req.network == string(payoutv1.NetworkSolana) && c.Account.Spec.V2WalletScreening {
-		// The screened wallet is an EVM one, which cannot send on Solana: no deposit could match.
-		return apierror.FieldErrorf("source_network", "solana cannot be used on this account: it screens v2 sender wallets, "+
-			"screening takes EVM wallets only (spec 4.11), and an EVM wallet cannot send on solana. Use an EVM network; v2 transfers "+
-			"on solana need an account without v2 wallet screening")
-	}
-	if err := checkTransferFields(req, []string{"usdc"}, false); err != nil {
-		return err
-	}
-	if req.customerEmail == "" {
-		req.customerEmail = c.Account.Spec.Email // spec 4.11: the account's e-mail by default
-	}
-	if req.wallet != "" {
-		if !chain.IsSolanaAddress(req.wallet) {
-			if err := chain.CheckEVMAddress(req.wallet); err != nil {
-				return apierror.FieldErrorf("wallet_address", "%s, or a Solana address (base58, 32 to 44 characters)", err)
-			}
-		}
-		if err := checkWalletNetwork(req.wallet, req.network); err != nil {
-			return err
-		}
-	}
-	q, err := s.checkQuote(ctx, c, req, rc)
-	if err != nil {
-		return err
-	}
-	if err := s.checkDepositOption(ctx, req); err != nil {
-		return err
-	}
-	t, err := s.createTransfer(ctx, c, req, rc, q, payoutv1.TransferV2)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v2View(t))
-	return nil
+	return in
 }
 
 // v2CreateJSON is the v2 create response of spec 4.11.
@@ -268,24 +164,26 @@ func v2View(t *payoutv1.Transfer) v2CreateJSON {
 }
 
 // createTransfer creates the transfer: the name follows from the quote (so the quote is used
-// once: a second transfer on it fails the create with AlreadyExists), the customer_uuid is
-// claimed platform-wide first (409 when taken), and the recipient is read again past the cache
-// after the create so that a transfer racing with the recipient's deletion is stopped.
-func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferRequest, rc *payoutv1.Recipient,
+// once: a second transfer on it fails the create with AlreadyExists), and the customer_uuid is
+// claimed platform-wide first (409 when taken). A recipient deleted between rule 5's read and
+// the create is not looked at again here: the transfer controller fails a transfer whose
+// recipient was deleted through the API, before any payout (docs/api.md, "A recipient deleted
+// during a create").
+func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Request, rc *payoutv1.Recipient,
 	q *payoutv1.Quote, method payoutv1.TransferMethod) (*payoutv1.Transfer, error) {
 	id := payoutv1.TransferNameForQuote(q.Name)
-	network, token := payoutv1.Network(req.network), payoutv1.Token(req.token)
+	network, token := payoutv1.Network(req.Network), payoutv1.Token(req.Token)
 	t := &payoutv1.Transfer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace(), Name: id,
 			Labels: map[string]string{payoutv1.RecipientLineageLabel: rc.Lineage()}},
 		Spec: payoutv1.TransferSpec{
 			Method: method, Account: c.Account.Name, QuoteID: q.Name,
-			Amount: payoutv1.USDAmount(req.amount.StringFixed(2)), RecipientID: rc.Spec.ID,
+			Amount: payoutv1.USDAmount(req.Amount.StringFixed(2)), RecipientID: rc.Spec.ID,
 			Recipient: payoutv1.RecipientSnapshot{ID: rc.Spec.ID, AccountHolderName: rc.Spec.AccountHolderName,
 				Currency: rc.Spec.Currency, Type: rc.Spec.Type, Country: rc.Spec.Country, Details: rc.Spec.Details},
-			Quote:        quoteSnapshot(q),
-			CustomerUUID: strings.ToLower(req.customerUUID), CustomerEmail: req.customerEmail,
-			SourceToken: token, SourceNetwork: network, WalletAddress: req.wallet, KeepRecipient: req.keepRecipient,
+			Quote:        transfer.QuoteSnapshot(q),
+			CustomerUUID: strings.ToLower(req.CustomerUUID), CustomerEmail: req.CustomerEmail,
+			SourceToken: token, SourceNetwork: network, WalletAddress: req.Wallet, KeepRecipient: req.KeepRecipient,
 		},
 	}
 	switch method {
@@ -310,14 +208,14 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 		t.Spec.HeadAtCreation = head
 	}
 
-	claim, err := s.claim(ctx, payoutv1.ClaimCustomerUUID, req.customerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
+	claim, err := s.claim(ctx, payoutv1.ClaimCustomerUUID, req.CustomerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
 	if apierrors.IsAlreadyExists(err) { // rule 7
-		return nil, apierror.Errorf(apierror.Conflict, "customer_uuid %s is already used by another transfer", req.customerUUID)
+		return nil, apierror.Errorf(apierror.Conflict, "customer_uuid %s is already used by another transfer", req.CustomerUUID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkArchivedUUID(ctx, req.customerUUID); err != nil { // rule 7 for archived transfers
+	if err := s.checkArchivedUUID(ctx, req.CustomerUUID); err != nil { // rule 7 for archived transfers
 		s.release(ctx, claim)
 		return nil, err
 	}
@@ -344,108 +242,8 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req *transferReq
 			return nil, err
 		}
 	}
-	// The recipient may have been deleted between the read of rule 5 and the create, and its
-	// deletion may have listed the transfers before this one existed: stop it here. A quorum
-	// read (from etcd) comes after the create, so it sees any deletion that the deletion's list
-	// of transfers could have missed. (A read from the API server's watch cache at the
-	// transfer's resourceVersion is as sound, but it waits for that cache to catch up: 41 ms on
-	// average in the load run, against 22 ms for the quorum read, for no throughput gained.)
-	cur := &payoutv1.Recipient{}
-	err = s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), cur)
-	if err == nil && cur.Spec.Deactivated {
-		return s.recipientGoneDuringCreate(ctx, t, claim, cur)
-	}
 	s.awaitCached(ctx, t)
 	return t, nil
-}
-
-// recipientGoneDuringCreate settles a transfer whose recipient was deleted (or updated) between
-// rule 5's read and the transfer's create (docs/api.md, "A recipient deleted during a create").
-// A transfer nobody else has acted on is withdrawn: deleted, its customer_uuid claim released,
-// and the caller gets the 400 rule 5 would have given a moment later; nothing of it remains,
-// nothing is mailed, and a retry with the same customer_uuid (and quote) can succeed. A transfer
-// someone else has acted on exists for others to see (the deletion counted it in
-// transfers_failed, or its hash was confirmed): it is answered as it stands, cancelled if its
-// recipient was deleted through the API, and it ends as any cancelled transfer does.
-func (s *Server) recipientGoneDuringCreate(ctx context.Context, t *payoutv1.Transfer, claim *payoutv1.Claim, rc *payoutv1.Recipient) (*payoutv1.Transfer, error) {
-	withdrawn, cur, err := s.withdrawTransfer(ctx, t)
-	if withdrawn {
-		s.release(ctx, claim)
-		return nil, inactiveRecipient(t.Spec.RecipientID, rc, "; no transfer was created")
-	}
-	if err != nil {
-		// It still exists, so it is answered like a transfer someone acted on.
-		s.cfg.Log.Error(err, "withdrawing a transfer whose recipient was deleted during its create", "transfer", t.Name, "namespace", t.Namespace)
-		cur = t.DeepCopy() // a stale base: the cancellation reads it again on conflict
-	}
-	if _, deleted := rc.DeletedAt(); deleted {
-		msg := "recipient " + strconv.FormatInt(t.Spec.RecipientID, 10) + " was deleted"
-		if _, err := s.cancelTransfer(ctx, cur, payoutv1.FailureRecipientDeleted, msg); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); err != nil {
-		return nil, err
-	}
-	s.awaitCached(ctx, cur)
-	return cur, nil
-}
-
-// withdrawTransfer deletes t, just created, unless someone else has acted on it (see untouched):
-// under its resourceVersion, so that a cancellation or a hash recorded meanwhile stops it. It
-// returns whether t is gone and, when it is not, t as stored.
-func (s *Server) withdrawTransfer(ctx context.Context, t *payoutv1.Transfer) (bool, *payoutv1.Transfer, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	cur, gone := t.DeepCopy(), false
-	err := retryConflict(ctx, func() error {
-		if !untouched(cur) {
-			return nil
-		}
-		uid, rv := cur.UID, cur.ResourceVersion
-		err := s.cfg.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &rv})
-		if apierrors.IsConflict(err) {
-			// the controller's first status write, or someone acting on it: look again
-			if gerr := s.cfg.APIReader.Get(ctx, client.ObjectKeyFromObject(t), cur); gerr != nil {
-				return gerr
-			}
-			return err
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		gone = true
-		return nil
-	})
-	if apierrors.IsNotFound(err) {
-		gone, err = true, nil
-	}
-	if err != nil || !gone {
-		return false, cur, err
-	}
-	s.awaitGone(ctx, t) // a retry's check of the quote reads the cache
-	return true, nil, nil
-}
-
-// untouched reports whether nobody but the create's caller has acted on t: no cancellation, no
-// hash, and no fact in its status (the controller's opening phase, history line and conditions
-// aside). Anything else means that someone saw the transfer, or that money or mail is attached
-// to it: such a transfer is never withdrawn.
-func untouched(t *payoutv1.Transfer) bool {
-	if t.Spec.Cancellation != nil || t.Spec.TxHash != "" {
-		return false
-	}
-	st := t.Status.DeepCopy()
-	st.Phase, st.History, st.UpdatedAt, st.ObservedGeneration, st.Conditions = "", nil, nil, 0, nil
-	return equality.Semantic.DeepEqual(*st, payoutv1.TransferStatus{})
-}
-
-func quoteSnapshot(q *payoutv1.Quote) payoutv1.QuoteSnapshot {
-	return payoutv1.QuoteSnapshot{
-		SourceAmount: q.Spec.SourceAmount, ProviderCharge: q.Spec.ProviderCharge, ServiceFeePercent: q.Spec.ServiceFeePercent,
-		ServiceFeeFixed: q.Spec.ServiceFeeFixed, TargetCurrency: q.Spec.TargetCurrency, USDToTargetRate: q.Spec.USDToTargetRate,
-		TargetAmount: q.Spec.TargetAmount, TransferFee: q.Spec.TransferFee, EstimatedDelivery: q.Spec.EstimatedDelivery,
-	}
 }
 
 // handleConfirm serves POST /api/payouts/transfer/v2/confirm-transfer (spec 4.12). The hash is
@@ -605,110 +403,37 @@ func (s *Server) networkHead(ctx context.Context, network payoutv1.Network) (int
 	return cur.Status.Head, nil
 }
 
-// checkWalletBinding refuses a v2 wallet bound to another account (PayoutAccount bindWallets:
-// the first account that completed a v2 transfer from the wallet holds it), read past the cache:
-// a binding is rare and a create must not miss one made a moment ago.
-func (s *Server) checkWalletBinding(ctx context.Context, c *Caller, wallet string) error {
+// walletBinding reads the holder of a v2 wallet's binding (PayoutAccount bindWallets: the first
+// account that completed a v2 transfer from the wallet holds it) past the cache: a binding is
+// rare and a create must not miss one made a moment ago.
+func (s *Server) walletBinding(ctx context.Context, c *Caller, wallet string) transfer.BindingFacts {
 	key := chain.SenderKey(wallet)
 	if key == "" {
-		return nil
+		return transfer.BindingFacts{}
 	}
 	held := &payoutv1.Claim{}
 	name := payoutv1.ClaimName(payoutv1.ClaimWalletBinding, payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, key))
 	switch err := s.cfg.APIReader.Get(ctx, client.ObjectKey{Name: name}, held); {
 	case apierrors.IsNotFound(err):
-		return nil
+		return transfer.BindingFacts{}
 	case err != nil:
-		return err
+		return transfer.BindingFacts{Err: err}
 	}
-	if held.Spec.Holder.Namespace == c.Namespace() {
-		return nil
-	}
-	return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet %s is bound to another account: its v2 payments pay only that account's transfers", wallet)
+	return transfer.BindingFacts{Elsewhere: held.Spec.Holder.Namespace != c.Namespace()}
 }
 
-// requireKYC applies the KYC wallet rule of transfers: on an account that requires KYC the wallet
-// must be given and verified for the account, before any other processing; a missing or
-// malformed wallet is not a verified one (403), and a verification service that cannot answer
-// fails closed (503).
-func (s *Server) requireKYC(ctx context.Context, c *Caller, wallet string) error {
-	if wallet == "" {
-		return apierror.Errorf(apierror.Forbidden, "wallet_address: a KYC-verified wallet is required on this account")
-	}
-	if !chain.IsEVMAddress(wallet) && !chain.IsSolanaAddress(wallet) {
-		return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet is not KYC-verified for this account")
-	}
-	ok, err := s.cfg.KYC.Verified(ctx, c.Account.Name, wallet)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet is not KYC-verified for this account")
-	}
-	return nil
-}
-
-// screenWallet applies the risk screening of a sender wallet.
-func (s *Server) screenWallet(ctx context.Context, wallet string) error {
-	blocked, err := s.cfg.WalletScreen.Blocked(ctx, wallet)
-	if err != nil {
-		return err
-	}
-	if blocked {
-		return apierror.Errorf(apierror.Forbidden, "wallet_address: the wallet failed compliance screening")
-	}
-	return nil
-}
-
-// checkV1Wallet applies the sender format of v1 (spec 4.10): EVM only, 0x and 40 hex digits. A
-// Tron sender is given in that format too, as its 20-byte account id (Tron's hex form without
-// the 0x41 version byte), which is the EVM address of the same key: a Base58Check (T...) or
-// 41-prefixed address is refused with that form named, so the caller can send it instead.
-func checkV1Wallet(wallet string) error {
-	err := chain.CheckEVMAddress(wallet)
-	if err == nil {
-		return nil
-	}
-	if chain.IsTronAddress(wallet) || (len(wallet) == 42 && strings.HasPrefix(wallet, "41")) {
-		if body := chain.SenderKey(wallet); chain.IsEVMAddress(body) {
-			return apierror.FieldErrorf("wallet_address", "%s is a Tron address in Tron's spelling; v1 takes senders in EVM format only "+
-				"(spec 4.10): give this Tron sender as %s, its 20-byte account id", wallet, body)
-		}
-	}
-	return apierror.FieldErrorf("wallet_address", "%s; v1 takes senders in EVM format only (a Tron sender as the 0x form of its "+
-		"20-byte account id), and no Solana sender", err)
-}
-
-// checkWalletNetwork refuses a wallet that cannot send on the network: deposits from it could
-// not be matched, nor refunds sent back. On tron the wallet is the sender's EVM-format body
-// (checkV1Wallet): the same key as the Base58Check sender the Tron watcher records
-// (chain.SameSender).
-func checkWalletNetwork(wallet, network string) error {
-	ok := false
-	switch payoutv1.Network(network) {
-	case payoutv1.NetworkSolana:
-		ok = chain.IsSolanaAddress(wallet)
-	default: // the EVM networks, and tron
-		ok = chain.IsEVMAddress(wallet)
-	}
-	if !ok {
-		return apierror.FieldErrorf("wallet_address", "%s is not an address on %s", wallet, network)
-	}
-	return nil
-}
-
-// transferRecipient resolves recipientId (rule 5): another account's recipient is 403, an
-// unknown one 404, a deleted one 400. It reads the cache, and past it only on a miss (a recipient
-// made a moment ago on another replica); a deletion racing with this request is caught by the
-// re-read past the cache after the transfer's create (createTransfer).
-func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*payoutv1.Recipient, error) {
+// transferRecipient reads the recipient named by recipientId (rule 5). It reads the cache, and
+// past it only on a miss (a recipient made a moment ago on another replica); on a miss past it
+// too, whether another account has a recipient of that id.
+func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) transfer.RecipientFacts {
 	id, ok, err := b.integer("recipientId")
 	if err != nil {
-		return nil, err
+		return transfer.RecipientFacts{Err: err}
 	}
 	if !ok {
-		return nil, apierror.FieldErrorf("recipientId", "is required")
+		return transfer.RecipientFacts{Err: apierror.FieldErrorf("recipientId", "is required")}
 	}
+	f := transfer.RecipientFacts{ID: id}
 	name := strconv.FormatInt(id, 10)
 	key := client.ObjectKey{Namespace: c.Namespace(), Name: name}
 	rc := &payoutv1.Recipient{}
@@ -716,168 +441,50 @@ func (s *Server) transferRecipient(ctx context.Context, c *Caller, b *body) (*pa
 	if apierrors.IsNotFound(err) {
 		err = s.cfg.APIReader.Get(ctx, key, rc)
 	}
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		list := &payoutv1.RecipientList{}
 		if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: name}, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
+			f.Err = err
 		}
-		if len(list.Items) > 0 {
-			return nil, apierror.Errorf(apierror.Forbidden, "recipient %d belongs to another account", id)
-		}
-		return nil, apierror.Errorf(apierror.NotFound, "recipient %d not found", id)
+		f.Elsewhere = len(list.Items) > 0
+	case err != nil:
+		f.Err = err
+	default:
+		f.Recipient = rc
 	}
-	if err != nil {
-		return nil, err
-	}
-	if rc.Spec.Deactivated {
-		return nil, inactiveRecipient(id, rc, "")
-	}
-	return rc, nil
+	return f
 }
 
-// inactiveRecipient is rule 5's answer for a recipient that takes no more transfers, with more
-// said after it.
-func inactiveRecipient(id int64, rc *payoutv1.Recipient, more string) error {
-	if rc.Spec.ReplacedBy != nil {
-		return apierror.FieldErrorf("recipientId", "recipient %d was updated; use its latest id %d%s", id, *rc.Spec.ReplacedBy, more)
-	}
-	return apierror.FieldErrorf("recipientId", "recipient %d is deleted and takes no transfers%s", id, more)
-}
-
-// checkTransferFields validates the request's own fields (400); customer_email is optional on
-// v2, where the account's e-mail stands in.
-func checkTransferFields(req *transferRequest, tokens []string, emailRequired bool) error {
-	if req.quoteID == "" {
-		return apierror.FieldErrorf("quote_id", "is required")
-	}
-	if !req.hasAmount {
-		return apierror.FieldErrorf("amount", "is required")
-	}
-	if req.customerUUID == "" {
-		return apierror.FieldErrorf("customer_uuid", "is required")
-	}
-	if _, err := uuid.Parse(req.customerUUID); err != nil || len(req.customerUUID) != 36 {
-		return apierror.FieldErrorf("customer_uuid", "must be a UUID such as 7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d")
-	}
-	if req.customerEmail == "" && emailRequired {
-		return apierror.FieldErrorf("customer_email", "is required")
-	}
-	if req.customerEmail != "" {
-		if err := emailaddr.Check(req.customerEmail); err != nil {
-			return apierror.FieldErrorf("customer_email", "%s", err)
-		}
-	}
-	if req.token == "" {
-		return apierror.FieldErrorf("source_token", "is required")
-	}
-	if !contains(tokens, req.token) {
-		return apierror.FieldErrorf("source_token", "must be one of %s", strings.Join(tokens, ", "))
-	}
-	if req.network == "" {
-		return apierror.FieldErrorf("source_network", "is required")
-	}
-	return nil
-}
-
-// checkDepositOption refuses a token/network pair that is not offered or is unavailable now
-// (spec 2.3: unavailable options must not be used).
-func (s *Server) checkDepositOption(ctx context.Context, req *transferRequest) error {
-	opt := &payoutv1.DepositOption{}
-	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: payoutv1.DepositOptionName(payoutv1.Token(req.token), payoutv1.Network(req.network))}, opt)
-	if apierrors.IsNotFound(err) {
-		return apierror.FieldErrorf("source_network", "%s is not offered on %s (see GET /api/payouts/deposit-options)", req.token, req.network)
-	}
-	if err != nil {
-		return err
-	}
-	if !opt.Spec.Enabled || !opt.Status.Available {
-		return apierror.FieldErrorf("source_network", "%s on %s is unavailable at the moment (see GET /api/payouts/deposit-options)", req.token, req.network)
-	}
-	return nil
-}
-
-// checkQuote applies rule 6: the amount has at most 2 decimals and is inside the service's and
-// the account's bounds; the quote exists for this account, is unexpired and unused, was priced
-// for the recipient's currency and type, delivers something, and matches the amount within 0.01.
-func (s *Server) checkQuote(ctx context.Context, c *Caller, req *transferRequest, rc *payoutv1.Recipient) (*payoutv1.Quote, error) {
-	amount, err := pricing.ParseAmount("amount", req.amount.String())
-	if err != nil {
-		return nil, err
-	}
-	if err := pricing.CheckLimitsField("amount", amount, limitOf(c.Account.Spec.AmountLimits.Min), limitOf(c.Account.Spec.AmountLimits.Max)); err != nil {
-		return nil, err
-	}
-	if _, err := uuid.Parse(req.quoteID); err != nil {
-		return nil, apierror.FieldErrorf("quote_id", "no such quote")
-	}
-	key := client.ObjectKey{Namespace: c.Namespace(), Name: strings.ToLower(req.quoteID)}
+// transferQuote reads the account's quote quoteID and whether a transfer used it. A quote is
+// immutable and its single use is enforced by the transfer's create, so the cache serves; a
+// quote made a moment ago on another replica is read past it.
+func (s *Server) transferQuote(ctx context.Context, c *Caller, quoteID string) transfer.QuoteFacts {
+	key := client.ObjectKey{Namespace: c.Namespace(), Name: strings.ToLower(quoteID)}
 	q := &payoutv1.Quote{}
-	// A quote is immutable and its single use is enforced by the transfer's create, so the cache
-	// serves; a quote made a moment ago on another replica is read past it.
-	err = s.cfg.Client.Get(ctx, key, q)
+	err := s.cfg.Client.Get(ctx, key, q)
 	if apierrors.IsNotFound(err) {
 		err = s.cfg.APIReader.Get(ctx, key, q)
 	}
-	if apierrors.IsNotFound(err) {
-		return nil, apierror.FieldErrorf("quote_id", "no such quote for this account")
-	}
-	if err != nil {
-		return nil, err
-	}
-	used := &payoutv1.Transfer{}
-	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: payoutv1.TransferNameForQuote(q.Name)}, used); err == nil {
-		return nil, apierror.FieldErrorf("quote_id", "the quote was already used; get a new quote")
-	}
 	switch {
-	case !s.cfg.Clock.Now().Before(q.Spec.ExpiresAt.Time):
-		return nil, apierror.FieldErrorf("quote_id", "the quote expired; get a new quote")
-	case q.Spec.TargetCurrency != rc.Spec.Currency:
-		return nil, apierror.FieldErrorf("quote_id", "the quote is for %s but recipient %d is paid in %s", q.Spec.TargetCurrency, rc.Spec.ID, rc.Spec.Currency)
-	case !quoteFitsType(q.Spec.RecipientType, rc.Spec.Type):
-		return nil, apierror.FieldErrorf("quote_id", "the quote was priced for %s recipients but recipient %d is %s; get a quote with recipientType=%s",
-			recipientTypeText(q.Spec.RecipientType), rc.Spec.ID, rc.Spec.Type, rc.Spec.Type)
-	case !mustDecimal(string(q.Spec.TargetAmount)).IsPositive():
-		return nil, apierror.FieldErrorf("amount", "%s USD leaves nothing to pay out in %s after fees; send a larger amount", q.Spec.SourceAmount, q.Spec.TargetCurrency)
+	case apierrors.IsNotFound(err):
+		return transfer.QuoteFacts{}
+	case err != nil:
+		return transfer.QuoteFacts{Err: err}
 	}
-	if amount.Sub(mustDecimal(string(q.Spec.SourceAmount))).Abs().GreaterThan(decimal.New(1, -2)) {
-		return nil, apierror.FieldErrorf("amount", "must equal the quoted amount %s within 0.01", q.Spec.SourceAmount)
-	}
-	// The payout is priced for the amount sent (pricing.PayoutTarget): a cent under a quote that
-	// barely delivers may deliver nothing.
-	pays, err := pricing.PayoutTarget(quoteSnapshot(q), payoutv1.USDAmount(amount.StringFixed(2)))
-	if err != nil {
-		return nil, err
-	}
-	if !mustDecimal(string(pays)).IsPositive() {
-		return nil, apierror.FieldErrorf("amount", "%s USD leaves nothing to pay out in %s after the quoted fees; send the quoted amount %s",
-			amount.StringFixed(2), q.Spec.TargetCurrency, q.Spec.SourceAmount)
-	}
-	return q, nil
+	used := s.cfg.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: payoutv1.TransferNameForQuote(q.Name)}, &payoutv1.Transfer{}) == nil
+	return transfer.QuoteFacts{Quote: q, Used: used}
 }
 
-// quoteFitsType: a quote for e-mail recipients has no transfer fee, so it pays e-mail
-// recipients only, and an e-mail recipient takes only such a quote; a quote priced for a named
-// bank account type pays that type.
-func quoteFitsType(quoted, recipient string) bool {
-	const email = "email_recipient"
-	if quoted == email || recipient == email {
-		return quoted == recipient
+// depositOption reads the deposit option of the request's token and network.
+func (s *Server) depositOption(ctx context.Context, req transfer.Request) transfer.OptionFacts {
+	opt := &payoutv1.DepositOption{}
+	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: payoutv1.DepositOptionName(payoutv1.Token(req.Token), payoutv1.Network(req.Network))}, opt)
+	switch {
+	case apierrors.IsNotFound(err):
+		return transfer.OptionFacts{}
+	case err != nil:
+		return transfer.OptionFacts{Err: err}
 	}
-	return quoted == "" || quoted == recipient
-}
-
-func recipientTypeText(t string) string {
-	if t == "" {
-		return "bank account"
-	}
-	return t
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return transfer.OptionFacts{Option: opt}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
@@ -18,6 +19,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/transfer"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -110,28 +112,41 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(got["deposit_address"]).To(Equal(tr["deposit_address"]))
 	})
 
-	It("withdraws a transfer whose recipient is deleted between its check and its create: 400, nothing left, the customer_uuid free (issue 22 item 13)", func() {
+	It("creates a transfer whose recipient is deleted between its check and its create; the transfer controller fails it RecipientDeleted and pays nothing", func() {
+		// The deletion is dated by the facade's clock, which other specs move ahead, and the
+		// controller waits out its grace on the wall clock: the two agree here.
+		fakeNow.SetTime(time.Now())
 		p := newPayee()
 		var deleted []byte
 		racing := deletingAround(p, true, &deleted)
 		qid := p.quote("EUR", "25.00")
 		b := v1Body(qid, "25.00", p.rid)
 		r := p.c.on(racing).post("/api/payouts/transfer", b)
-		// the deletion listed the recipient's transfers before this one existed
+		// the deletion listed the recipient's transfers before this one existed: it stopped none
 		Expect(deleted).To(MatchJSON(fmt.Sprintf(`{"deleted":true,"id":"%d","transfers_failed":0}`, p.rid)))
-		Expect(errorText(r, 400)).To(Equal(fmt.Sprintf("recipientId: recipient %d is deleted and takes no transfers; no transfer was created", p.rid)))
-		name := payoutv1.TransferNameForQuote(qid)
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.name), Name: name}, &payoutv1.Transfer{})
-		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no transfer is left to fail and mail the customer: %v", err)
-		Expect(p.c.get("/api/payouts/transfer/" + name).status).To(Equal(404))
-		claim := payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))
-		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(claim), &payoutv1.Claim{}))).To(BeTrue(), "the customer_uuid claim is released")
+		Expect(r.status).To(Equal(200), "the facade does not read the recipient again: %s", r)
+		id := r.json()["transfer"].(map[string]any)["id"].(string)
+		t := storedTransfer(p.account, id)
+		Expect(t.Spec.Cancellation).To(BeNil(), "nobody cancelled it: the controller is the only check")
 
-		// the caller's retry, to another recipient, with the same customer_uuid and quote
-		b["recipientId"] = idOf(p.create(ibanBody("Second Payee")))
-		r = p.c.post("/api/payouts/transfer", b)
-		Expect(r.status).To(Equal(200), "%s", r)
-		Expect(r.json()["transfer"].(map[string]any)["id"]).To(Equal(name))
+		// the customer pays anyway, while the deletion's grace runs
+		hash := randomHash()
+		Expect(env.Client.Create(ctx, &payoutv1.Deposit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: payoutv1.DepositName(payoutv1.NetworkBase, hash, 1),
+				Labels: map[string]string{payoutv1.DepositTransferLabel: id}},
+			Spec: payoutv1.DepositSpec{Transfer: id, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
+				Contract: "0x00000000000000000000000000000000000000c1", To: t.Spec.DepositAddress, From: t.Spec.WalletAddress,
+				Amount: "25000000", TxHash: hash, LogIndex: 1, BlockNumber: 100, BlockHash: randomHash(), BlockTime: metav1.Now(), Confirmations: 3},
+		})).To(Succeed())
+		got := &payoutv1.Transfer{}
+		Eventually(func() *payoutv1.TransferFailure {
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), got)).To(Succeed())
+			return got.Status.Failure
+		}).WithTimeout(transfer.RecipientDeletionGrace + 15*time.Second).ShouldNot(BeNil())
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Expect(got.Status.Deposit).NotTo(BeNil(), "the deposit is recorded, to be refunded")
+		Expect(got.Status.Payout).To(BeNil(), "nothing is paid to a deleted recipient")
+		Expect(p.c.get("/api/payouts/transfer/" + id).json()["transfer"].(map[string]any)["status"]).To(Equal("failed"))
 	})
 
 	It("answers with a transfer that the recipient's deletion already stopped, as it exists (issue 22 item 13)", func() {

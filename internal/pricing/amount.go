@@ -3,6 +3,7 @@ package pricing
 import (
 	"github.com/shopspring/decimal"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 )
 
@@ -122,6 +123,15 @@ func isPlainDecimal(s string) bool {
 		}
 	}
 	return dot != 0 && dot != len(s)-1
+}
+
+// Limit is an account's amount bound as stored (its schema validated it); nil means no limit.
+func Limit(a *payoutv1.USDAmount) *decimal.Decimal {
+	if a == nil {
+		return nil
+	}
+	d := decimal.RequireFromString(string(*a))
+	return &d
 }
 
 // CheckLimits enforces an account's inclusive amount limits (spec §4.13) on a quote's
