@@ -30,12 +30,6 @@ const (
 	PhaseRefunded        TransferPhase = "refunded"
 )
 
-// Terminal reports whether no further transition can happen on its own (refunded is reached
-// from failed by an operator only).
-func (p TransferPhase) Terminal() bool {
-	return p == PhaseCompleted || p == PhaseFailed || p == PhaseRefunded
-}
-
 // FailureReason is why a transfer failed: a fixed set, so that operators and dashboards can
 // count failures by cause; the message says the particulars.
 // +kubebuilder:validation:Enum=RecipientDeleted;Expired;DepositShort;DepositWrongToken;DepositMismatch;DepositNotFound;PayoutRejected;SenderBlocked

@@ -1,4 +1,4 @@
-package admin
+package refund
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
-func TestCheckRefundable(t *testing.T) {
+func TestRefundable(t *testing.T) {
 	const id = "0123456789abcdef01234567"
 	transfer := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
 		return testgen.Transfer("payout-acme", id, mods...)
@@ -40,11 +40,11 @@ func TestCheckRefundable(t *testing.T) {
 		{"no status yet", transfer(), ErrNotRefundable, "has no status yet"},
 		{"refunded", transfer(deposited, failed, func(t *payoutv1.Transfer) {
 			t.Status.Refund = &payoutv1.RefundFacts{TxHash: "0x" + strings.Repeat("ef", 32), ConfirmedAt: testgen.Epoch}
-		}), ErrRefundAlreadyRequested, "already refunded"},
+		}), ErrAlreadyRequested, "already refunded"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckRefundable(c.transfer)
+			err := Refundable(c.transfer)
 			if c.wantKind == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
