@@ -584,7 +584,7 @@ const MaxStrays = 32
 //
 // A v1 transfer's status is not written at its creation: until its deposit is seen it holds no
 // fact, and the schema defaults its phase to ready_to_process when it is read (DefaultPhase), so
-// that a create costs the API server one write and no status patch (issue 13's load goal). Its
+// that a create costs the API server one write and no status patch (docs/benchmarks.md). Its
 // history, Ready condition and observedGeneration appear with the first fact; the opening
 // history line is then written with the creation time (transfer.History shows it before).
 //
