@@ -396,10 +396,11 @@ func (s *Server) markDeleted(ctx context.Context, rc *payoutv1.Recipient) (bool,
 		}
 		next := cur.DeepCopy()
 		next.Spec.Deactivated = true
-		if next.Annotations == nil {
-			next.Annotations = map[string]string{}
+		if next.Spec.Deletion == nil {
+			next.Spec.Deletion = &payoutv1.RecipientDeletion{}
 		}
-		next.Annotations[payoutv1.RecipientDeletedAtAnnotation] = s.cfg.Clock.Now().UTC().Format(time.RFC3339Nano)
+		at := metav1.NewMicroTime(s.cfg.Clock.Now())
+		next.Spec.Deletion.At = &at
 		if err := s.cfg.Client.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}

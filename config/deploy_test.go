@@ -192,7 +192,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, true, "delete", "", "claims", "", ""},
 			{facade, true, "create", "", "namespaces", "", "core"},
 			{facade, false, "update", acme, "transfers", "status", ""},
-			{facade, false, "update", acme, "quotes", "status", ""},
+			{facade, false, "update", acme, "recipients", "status", ""},
 			// a transfer it just created, whose recipient was deleted during the create and that
 			// nothing else acted on, is withdrawn (docs/api.md)
 			{facade, true, "delete", acme, "transfers", "", ""},

@@ -163,7 +163,7 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 		key := client.ObjectKeyFromObject(t)
 		in := archive.TransferInput{Transfer: t, Deposits: depositsOf[key], Refunds: refundsOf[key], Mailing: a.Mailing,
 			Now: now, Retention: a.Config.Retention}
-		if archive.Ended(t) { // the cache reads below only for finished transfers
+		if transfer.Ended(t) { // the cache reads below only for finished transfers
 			in.RecipientActive = a.recipientActive(ctx, t)
 			in.QuoteExpiresAt = a.quoteExpiry(ctx, t)
 			in.HashHeld = a.holdsHash(ctx, t)

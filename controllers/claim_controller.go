@@ -35,7 +35,8 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	// A claim is made just before its holder, so a young claim's holder is usually not created
 	// or not cached yet: look only once the grace is over, when a missing holder means release.
-	// (Looking at once sent most claims' first look past the cache, a read from etcd per create.)
+	// (Looking at once would find most holders not cached yet and read each past the cache: a
+	// read from etcd per create.)
 	if wait := claim.CreationTimestamp.Add(r.Grace).Sub(r.Clock.Now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}

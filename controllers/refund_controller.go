@@ -21,49 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
-	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/transfer"
-)
-
-// Refund reasons of the Ready condition and events.
-const (
-	RefundAcceptedReason  = "Accepted"
-	RefundRefusedReason   = "Refused"
-	RefundSignedReason    = "Signed"
-	RefundBroadcastReason = "Broadcast"
-	RefundConfirmedReason = "Confirmed"
-	// RefundNoWalletReason: no refund wallet is configured; the refund waits.
-	RefundNoWalletReason = "NoRefundWallet"
-	// RefundNotSignedReason: the wallet cannot pay now (tokens, gas) or the node failed; retried.
-	RefundNotSignedReason = "NotSigned"
-	// RefundBroadcastFailedReason: the node did not take the signed transaction; the same bytes
-	// are sent again.
-	RefundBroadcastFailedReason = "BroadcastFailed"
-	// RefundRevertedReason: the transaction reverted at depth (nothing moved); a new one is signed.
-	RefundRevertedReason = "Reverted"
-	// RefundAdoptedReason (Warning): the refund was found already sent on chain (its record was
-	// lost, e.g. by an etcd restore) and is followed instead of sent again.
-	RefundAdoptedReason = "Adopted"
-	// RefundPausedReason: money may not move now (the recovery check, an operator's pause);
-	// nothing is signed until it may.
-	RefundPausedReason = "Paused"
-	// RefundHeldReason: the destination failed wallet screening; nothing is sent.
-	RefundHeldReason = "Held"
-	// RefundUnscreenedReason: the destination could not be screened (the service cannot
-	// answer); nothing is sent until it is cleared.
-	RefundUnscreenedReason = "ScreeningUnavailable"
-	// RefundRevertUnprovenReason: a transaction listed in status.revertedTxs is not reverted at
-	// depth on chain; nothing is signed.
-	RefundRevertUnprovenReason = "RevertUnproven"
-	// RefundDeletionWaitsReason: the Refund is deleted, and stays (its finalizer) while its
-	// deletion could let the money go out twice (refund.Release says why).
-	RefundDeletionWaitsReason = "DeletionWaits"
-	// RefundReleasedReason: a deleted Refund's finalizer is removed; it goes.
-	RefundReleasedReason = "Released"
 )
 
 // How often a held refund's destination is screened again, and a destination the service
@@ -190,13 +152,13 @@ func (r *RefundReconciler) finalize(ctx context.Context, rf *payoutv1.Refund) (r
 			return ctrl.Result{}, true, client.IgnoreNotFound(err)
 		}
 		if r.Recorder != nil {
-			r.Recorder.Eventf(rf, nil, corev1.EventTypeNormal, RefundReleasedReason, "Delete", "the refund is deleted: %s", why)
+			r.Recorder.Eventf(rf, nil, corev1.EventTypeNormal, refund.ReasonReleased, "Delete", "the refund is deleted: %s", why)
 		}
 		return ctrl.Result{}, true, nil
 	}
 	if rf.Status.ObservedGeneration != rf.Generation {
 		// the deletion bumped the generation: the first pass since says why the refund stays
-		if err := r.write(ctx, rf, refund.DeletionWaits(rf.Status, why), corev1.EventTypeWarning, RefundDeletionWaitsReason); err != nil {
+		if err := r.write(ctx, rf, refund.DeletionWaits(rf.Status, why), corev1.EventTypeWarning, refund.ReasonDeletionWaits); err != nil {
 			return ctrl.Result{}, true, err
 		}
 	}
@@ -238,7 +200,7 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		owed, why = transfer.OwedOf(t, deps.Items, reclaimed), admin.CheckRefundable(t)
+		owed, why = transfer.OwedOf(t, deps.Items, reclaimed), refund.Refundable(t)
 		if transfer.Released(t) && !reclaimed && rf.Spec.Deposit == nil {
 			why = fmt.Errorf("transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer", t.Name, t.Spec.TxHash)
 		}
@@ -258,9 +220,9 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 // admitted records the admission's status st.
 func (r *RefundReconciler) admitted(ctx context.Context, rf *payoutv1.Refund, st payoutv1.RefundStatus) (ctrl.Result, error) {
 	if st.State == payoutv1.RefundRefused {
-		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundRefusedReason)
+		return ctrl.Result{}, r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonRefused)
 	}
-	return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundAcceptedReason)
+	return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, refund.ReasonAccepted)
 }
 
 // paidOut asks the provider by reference whether it holds a payout of t that was not rejected,
@@ -306,7 +268,7 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 	if !ok {
 		st := rf.Status
 		st.Message = fmt.Sprintf("no refund wallet can send %s on %s (chain configuration refund.key); the refund waits", tokenOf(rf.Status), networkOf(rf.Status))
-		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
+		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonNoWallet)
 	}
 	all := &payoutv1.RefundList{}
 	if err := r.APIReader.List(ctx, all); err != nil {
@@ -316,12 +278,12 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundAdoptedReason)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonAdopted)
 	}
 	if moves, why := moneyMoves(ctx, r.Gate); !moves {
 		st := rf.Status
 		st.Message = why
-		return ctrl.Result{RequeueAfter: pausedRetry}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundPausedReason)
+		return ctrl.Result{RequeueAfter: pausedRetry}, r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonPaused)
 	}
 	if res, done, err := r.screen(ctx, rf); done || err != nil {
 		return res, err
@@ -339,10 +301,10 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 		if signed, err = w.SignTransfer(ctx, rf.Status.To, amount, nonce); err == nil {
 			st := refund.Signed(rf.Status, w.Address(), nonce, signed)
 			// persisted with an optimistic lock: a refund changed meanwhile is not signed over
-			return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundSignedReason)
+			return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, st, corev1.EventTypeNormal, refund.ReasonSigned)
 		}
 	}
-	if werr := r.write(ctx, rf, refund.SignFailed(rf.Status, err), corev1.EventTypeWarning, RefundNotSignedReason); werr != nil {
+	if werr := r.write(ctx, rf, refund.SignFailed(rf.Status, err), corev1.EventTypeWarning, refund.ReasonNotSigned); werr != nil {
 		return ctrl.Result{}, werr
 	}
 	// the error requeues with the controller's backoff; the nonce is taken again next time
@@ -354,17 +316,17 @@ func (r *RefundReconciler) sign(ctx context.Context, rf *payoutv1.Refund) (ctrl.
 func (r *RefundReconciler) screen(ctx context.Context, rf *payoutv1.Refund) (res ctrl.Result, done bool, err error) {
 	if r.Screener == nil {
 		err := fmt.Errorf("no wallet-screening service is configured")
-		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, err), corev1.EventTypeWarning, RefundUnscreenedReason)
+		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, err), corev1.EventTypeWarning, refund.ReasonUnscreened)
 	}
 	blocked, serr := r.Screener.Blocked(ctx, rf.Status.To)
 	switch {
 	case serr != nil:
-		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, serr), corev1.EventTypeWarning, RefundUnscreenedReason)
+		return ctrl.Result{RequeueAfter: unscreenedRetry}, true, r.write(ctx, rf, refund.Unscreened(rf.Status, serr), corev1.EventTypeWarning, refund.ReasonUnscreened)
 	case blocked:
-		return ctrl.Result{RequeueAfter: heldRecheck}, true, r.write(ctx, rf, refund.Held(rf.Status, "the risk service blocks it"), corev1.EventTypeWarning, RefundHeldReason)
+		return ctrl.Result{RequeueAfter: heldRecheck}, true, r.write(ctx, rf, refund.Held(rf.Status, "the risk service blocks it"), corev1.EventTypeWarning, refund.ReasonHeld)
 	case rf.Status.State == payoutv1.RefundHeld:
 		// cleared now: Pending again, and signed on the next pass
-		return ctrl.Result{RequeueAfter: time.Millisecond}, true, r.write(ctx, rf, refund.Cleared(rf.Status), corev1.EventTypeNormal, RefundAcceptedReason)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, true, r.write(ctx, rf, refund.Cleared(rf.Status), corev1.EventTypeNormal, refund.ReasonAccepted)
 	}
 	return ctrl.Result{}, false, nil
 }
@@ -379,7 +341,7 @@ func (r *RefundReconciler) checkReverted(ctx context.Context, rf *payoutv1.Refun
 			return ctrl.Result{}, true, err
 		}
 		if why := refund.UnprovenRevert(h, refund.ReceiptOf(obs)); why != "" {
-			return ctrl.Result{RequeueAfter: time.Minute}, true, r.write(ctx, rf, refund.RevertUnproven(rf.Status, why), corev1.EventTypeWarning, RefundRevertUnprovenReason)
+			return ctrl.Result{RequeueAfter: time.Minute}, true, r.write(ctx, rf, refund.RevertUnproven(rf.Status, why), corev1.EventTypeWarning, refund.ReasonRevertUnproven)
 		}
 	}
 	return ctrl.Result{}, false, nil
@@ -433,7 +395,7 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 	if !ok {
 		st := rf.Status
 		st.Message = fmt.Sprintf("no refund wallet is configured on %s; the signed transaction %s waits to be broadcast", networkOf(rf.Status), st.TxHash)
-		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, RefundNoWalletReason)
+		return ctrl.Result{RequeueAfter: time.Minute}, r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonNoWallet)
 	}
 	if refund.Adopted(rf.Status) {
 		return r.watchAdopted(ctx, rf, w)
@@ -449,12 +411,12 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 	}
 	if receipt := refund.ReceiptOf(obs); receipt.Found {
 		st := refund.Observed(rf.Status, receipt, r.Clock.Now())
-		reason, kind := RefundBroadcastReason, corev1.EventTypeNormal
+		reason, kind := refund.ReasonBroadcast, corev1.EventTypeNormal
 		switch st.State {
 		case payoutv1.RefundConfirmed:
-			reason = RefundConfirmedReason
+			reason = refund.ReasonConfirmed
 		case payoutv1.RefundPending:
-			reason, kind = RefundRevertedReason, corev1.EventTypeWarning
+			reason, kind = refund.ReasonReverted, corev1.EventTypeWarning
 		}
 		if err := r.write(ctx, rf, st, kind, reason); err != nil {
 			return ctrl.Result{}, err
@@ -467,12 +429,12 @@ func (r *RefundReconciler) watch(ctx context.Context, rf *payoutv1.Refund) (ctrl
 	berr := w.Broadcast(ctx, raw)
 	st := refund.Broadcasted(rf.Status, berr)
 	if berr != nil {
-		if err := r.write(ctx, rf, st, corev1.EventTypeWarning, RefundBroadcastFailedReason); err != nil {
+		if err := r.write(ctx, rf, st, corev1.EventTypeWarning, refund.ReasonBroadcastFailed); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, berr
 	}
-	return ctrl.Result{RequeueAfter: r.poll()}, r.write(ctx, rf, st, corev1.EventTypeNormal, RefundBroadcastReason)
+	return ctrl.Result{RequeueAfter: r.poll()}, r.write(ctx, rf, st, corev1.EventTypeNormal, refund.ReasonBroadcast)
 }
 
 // watchAdopted follows an adopted transaction to depth; one that left the chain sends the
@@ -484,12 +446,12 @@ func (r *RefundReconciler) watchAdopted(ctx context.Context, rf *payoutv1.Refund
 	}
 	receipt := refund.ReceiptOf(obs)
 	if !receipt.Found {
-		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, refund.Lost(rf.Status), corev1.EventTypeWarning, RefundRevertedReason)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.write(ctx, rf, refund.Lost(rf.Status), corev1.EventTypeWarning, refund.ReasonReverted)
 	}
 	st := refund.Observed(rf.Status, receipt, r.Clock.Now())
-	reason := RefundBroadcastReason
+	reason := refund.ReasonBroadcast
 	if st.State == payoutv1.RefundConfirmed {
-		reason = RefundConfirmedReason
+		reason = refund.ReasonConfirmed
 	}
 	if err := r.write(ctx, rf, st, corev1.EventTypeNormal, reason); err != nil || st.State == payoutv1.RefundConfirmed {
 		return ctrl.Result{}, err

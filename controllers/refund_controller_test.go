@@ -21,11 +21,11 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
-	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/transfer"
 	"github.com/stablepay/payout-operator/test/chaintest"
 	"github.com/stablepay/payout-operator/test/testgen"
@@ -183,7 +183,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(rf.Status.ConfirmedAt).NotTo(BeNil())
 		status, reason := readyOf(rf)
 		Expect(status).To(Equal(metav1.ConditionTrue))
-		Expect(reason).To(Equal(RefundConfirmedReason))
+		Expect(reason).To(Equal(refund.ReasonConfirmed))
 
 		// on chain: the sender got the amount once, the wallet spent one nonce
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(25_000_000)))
@@ -409,7 +409,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		// the operator deletes it, and asks again: the Refund stays, so nothing new is requested
 		Expect(env.Client.Delete(ctx, rf)).To(Succeed())
 		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
-		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 		Expect(reload(rf).DeletionTimestamp).NotTo(BeNil())
 
 		// the controller takes the same transaction to depth
@@ -431,7 +431,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 		// a third request: the transfer is refunded
 		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
-		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 
 		// on chain: one transaction, the amount once
 		chaintest.Mine(GinkgoT(), base, 3)
@@ -526,7 +526,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(env.Client.Status().Update(ctx, t)).To(Succeed())
 
 		_, _, err := admin.RequestRefund(ctx, env.Client, id, "operator")
-		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("already requested and sent"))
 		list := &payoutv1.RefundList{}
 		Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
@@ -567,7 +567,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(reload(rf).Finalizers).To(ContainElement(payoutv1.MoneyFinalizer))
 		Expect(rf.Status.Message).To(ContainSubstring("the only record"))
 		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
-		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(8_000_000)))
 	})
 })

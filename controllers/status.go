@@ -35,8 +35,9 @@ func readyStatus(ok bool) metav1.ConditionStatus {
 
 // patchStatus writes obj's status when it differs from before, so that an unchanged reconcile
 // costs no API-server write. The patch carries the resourceVersion it was computed from: the
-// facade writes status too (a transfer failed by a recipient's deletion), and a decision made
-// on an old version must fail with a conflict and be made again, never overwrite a newer one.
+// facade writes the spec meanwhile (a cancellation, a v2 hash) and another replica or a former
+// leader may still write the status, so a decision made on an old version must fail with a
+// conflict and be made again, never overwrite a newer one.
 func patchStatus(ctx context.Context, c client.Client, before, obj client.Object) error {
 	if equality.Semantic.DeepEqual(before, obj) {
 		return nil

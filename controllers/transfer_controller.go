@@ -88,7 +88,7 @@ type TransferReconciler struct {
 	Gate Gate
 }
 
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
@@ -623,10 +623,7 @@ func (r *TransferReconciler) deleteRecipient(ctx context.Context, namespace stri
 	}
 	next := rc.DeepCopy()
 	next.Spec.Deactivated = true
-	if next.Annotations == nil {
-		next.Annotations = map[string]string{}
-	}
-	next.Annotations[payoutv1.RecipientDeletedAfterAnnotation] = transferID
+	next.Spec.Deletion = &payoutv1.RecipientDeletion{AfterTransfer: transferID}
 	return r.Patch(ctx, next, client.MergeFromWithOptions(rc, client.MergeFromWithOptimisticLock{}))
 }
 

@@ -452,7 +452,8 @@ var _ = Describe("TransferReconciler", func() {
 		rc := &payoutv1.Recipient{}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.rc), rc)).To(Succeed())
 		Expect(rc.Spec.Deactivated).To(BeTrue())
-		Expect(rc.Annotations).To(HaveKeyWithValue(payoutv1.RecipientDeletedAfterAnnotation, first.Name))
+		Expect(rc.Spec.Deletion).To(Equal(&payoutv1.RecipientDeletion{AfterTransfer: first.Name}))
+		Expect(rc.DeletedAt()).To(BeZero(), "an automatic deletion is no deletion through the API")
 		f.deposit(second, "25000000")
 		Expect(f.until(second, payoutv1.PhaseCompleted).Status.Failure).To(BeNil(), "pays out to its snapshot")
 
@@ -463,9 +464,23 @@ var _ = Describe("TransferReconciler", func() {
 		g.deposit(escaped, "25000000")
 		deleted := g.rc.DeepCopy()
 		deleted.Spec.Deactivated = true
-		deleted.Annotations = map[string]string{payoutv1.RecipientDeletedAtAnnotation: time.Now().Add(-transfer.RecipientDeletionGrace).UTC().Format(time.RFC3339Nano)}
+		at := metav1.NewMicroTime(time.Now().Add(-transfer.RecipientDeletionGrace))
+		deleted.Spec.Deletion = &payoutv1.RecipientDeletion{At: &at}
 		Expect(env.Client.Patch(ctx, deleted, client.MergeFrom(g.rc))).To(Succeed())
 		got := g.reconcile(escaped)
+		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
+		Expect(got.Status.Payout).To(BeNil())
+
+		// The same, with the recipient deleted by a release before spec.deletion: it recorded the
+		// deletion in an annotation, which still reads deleted (docs/operations/upgrade.md).
+		h := newTransferFixture("Jane Doe", simbank.Faults{})
+		older := h.transfer("aaaaaaaaaaaaaaaaaaaa0013")
+		h.deposit(older, "25000000")
+		deleted = h.rc.DeepCopy()
+		deleted.Spec.Deactivated = true
+		deleted.Annotations = map[string]string{payoutv1.RecipientDeletedAtAnnotation: time.Now().Add(-transfer.RecipientDeletionGrace).UTC().Format(time.RFC3339Nano)}
+		Expect(env.Client.Patch(ctx, deleted, client.MergeFrom(h.rc))).To(Succeed())
+		got = h.reconcile(older)
 		Expect(got.Status.Failure.Reason).To(Equal(payoutv1.FailureRecipientDeleted))
 		Expect(got.Status.Payout).To(BeNil())
 	})

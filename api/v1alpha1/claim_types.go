@@ -80,27 +80,12 @@ type ClaimSpec struct {
 	Holder ObjectRef `json:"holder"`
 }
 
-// ClaimStatus is the observed state of a claim.
-type ClaimStatus struct {
-	// observedGeneration is the generation the controller last acted on.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: unused (a claim costs one write, its create). A claim whose holder never
-	// appeared (the creator crashed between the claim and the object) is released after a
-	// grace period.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=16
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
 // Claim reserves a key that must be unique across all accounts: a customer_uuid, a deposit
 // transaction hash, a recipient id or a transfer id. Cluster-scoped and named after the key,
-// so a second create of the same key fails with AlreadyExists on every facade replica.
+// so a second create of the same key fails with AlreadyExists on every facade replica. It has
+// no status: a claim costs one write, its create.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName={clm,clms},categories=payouts
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
 // +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
@@ -113,8 +98,6 @@ type Claim struct {
 
 	// +required
 	Spec ClaimSpec `json:"spec"`
-	// +optional
-	Status ClaimStatus `json:"status,omitempty"`
 }
 
 // ClaimList is a list of Claim.

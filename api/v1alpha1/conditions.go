@@ -32,20 +32,10 @@ func (o *Recipient) SetConditions(c []metav1.Condition) { o.Status.Conditions = 
 func (o *Recipient) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
 func (o *Recipient) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
 
-func (o *Quote) GetConditions() []metav1.Condition  { return o.Status.Conditions }
-func (o *Quote) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
-func (o *Quote) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
-func (o *Quote) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
-
 func (o *Transfer) GetConditions() []metav1.Condition  { return o.Status.Conditions }
 func (o *Transfer) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
 func (o *Transfer) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
 func (o *Transfer) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
-
-func (o *Claim) GetConditions() []metav1.Condition  { return o.Status.Conditions }
-func (o *Claim) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
-func (o *Claim) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
-func (o *Claim) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
 
 func (o *Wallet) GetConditions() []metav1.Condition  { return o.Status.Conditions }
 func (o *Wallet) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

@@ -70,27 +70,12 @@ type QuoteSpec struct {
 	RateSource string `json:"rateSource,omitempty"`
 }
 
-// QuoteStatus is the observed state of a quote. A quote is consumed by the creation of the
-// transfer named after it (TransferNameForQuote): the API server's atomic create is the single
-// use, and no controller spends a write on a quote.
-type QuoteStatus struct {
-	// observedGeneration is the generation the controller last acted on.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions: unused; kept for the common shape of the group's kinds.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=16
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
 // Quote is a single-use, five-minute price for a payout, in the account's namespace. Named by
-// its quoteId (a UUID).
+// its quoteId (a UUID). It has no status: the creation of the transfer named after it
+// (TransferNameForQuote) consumes it, the API server's atomic create being the single use, and
+// no controller spends a write on a quote.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName={qt,qts},categories=payouts
 // +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.spec.sourceAmount`
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.targetCurrency`
@@ -104,8 +89,6 @@ type Quote struct {
 
 	// +required
 	Spec QuoteSpec `json:"spec"`
-	// +optional
-	Status QuoteStatus `json:"status,omitempty"`
 }
 
 // QuoteList is a list of Quote.

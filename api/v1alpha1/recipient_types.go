@@ -15,15 +15,17 @@ const MaxRecipientID int64 = 1<<53 - 1
 // whichever of its ids the transfer was created with, with one label query past the cache.
 const RecipientLineageLabel = "payout.stablepay.dev/recipient-lineage"
 
-// RecipientDeletedAtAnnotation records when a recipient was deleted through the API (DELETE
-// recipient), RFC 3339. Such a deletion stops the recipient's transfers in progress (spec 3.2):
-// the deletion itself records a cancellation on each; a transfer it missed (created while it
-// ran, or left by a deletion that crashed half way) is failed by the transfer controller once
-// RecipientDeletionGrace has passed.
+// RecipientDeletedAtAnnotation is where releases before spec.deletion recorded when a
+// recipient was deleted through the API (RFC 3339); it is read still, so that a recipient such
+// a release deleted reads deleted (docs/operations/upgrade.md), and written no more.
 const RecipientDeletedAtAnnotation = "payout.stablepay.dev/deleted-at"
 
-// DeletedAt is when the recipient was deleted through the API, and whether it was.
+// DeletedAt is when the recipient was deleted through the API, and whether it was:
+// spec.deletion.at, or the annotation of an older release.
 func (r *Recipient) DeletedAt() (time.Time, bool) {
+	if d := r.Spec.Deletion; d != nil && d.At != nil {
+		return d.At.Time, true
+	}
 	v, ok := r.Annotations[RecipientDeletedAtAnnotation]
 	if !ok {
 		return time.Time{}, false
@@ -34,11 +36,6 @@ func (r *Recipient) DeletedAt() (time.Time, bool) {
 	}
 	return t, true
 }
-
-// RecipientDeletedAfterAnnotation marks a recipient the transfer controller deleted because a
-// transfer to it ended (spec 2.1); its value is that transfer's id. Unlike a DELETE through the
-// API, this deletion does not stop the recipient's other transfers in flight.
-const RecipientDeletedAfterAnnotation = "payout.stablepay.dev/deleted-after-transfer"
 
 // Lineage is the recipient's lineage label value: its own id for a recipient never updated.
 func (r *Recipient) Lineage() string {
@@ -106,8 +103,8 @@ type RecipientDetails struct {
 	Other map[string]string `json:"other,omitempty"`
 }
 
-// RecipientSpec is a bank-type recipient (spec 2.1). Everything but the deactivation is
-// immutable: an update through the API creates a new Recipient with a new id (spec 4.7). A
+// RecipientSpec is a bank-type recipient (spec 2.1). Everything but the deactivation and the
+// deletion's facts is immutable: an update through the API creates a new Recipient with a new id (spec 4.7). A
 // field rule self == oldSelf holds only while the optional field is there before and after, so
 // the optional immutable fields also keep their presence (the has() rules below).
 // +kubebuilder:validation:XValidation:rule="self.type != 'iban' || (has(self.details.iban) && has(self.details.legalType))",message="an iban recipient needs details.iban and details.legalType"
@@ -118,6 +115,9 @@ type RecipientDetails struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.details.address) || !has(self.country) || self.country == self.details.address.country",message="country must equal details.address.country"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deactivated) || !oldSelf.deactivated || (has(self.deactivated) && self.deactivated)",message="a deactivated recipient cannot be reactivated"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replacedBy) || (has(self.replacedBy) && self.replacedBy == oldSelf.replacedBy)",message="replacedBy is set once"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.deletion) || !has(oldSelf.deletion.at) || (has(self.deletion) && has(self.deletion.at) && self.deletion.at == oldSelf.deletion.at)",message="deletion.at is set once and cannot be withdrawn"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.deletion) || !has(oldSelf.deletion.afterTransfer) || (has(self.deletion) && has(self.deletion.afterTransfer) && self.deletion.afterTransfer == oldSelf.deletion.afterTransfer)",message="deletion.afterTransfer is set once and cannot be withdrawn"
+// +kubebuilder:validation:XValidation:rule="!has(self.deletion) || (has(self.deactivated) && self.deactivated)",message="a deleted recipient is deactivated"
 // +kubebuilder:validation:XValidation:rule="has(self.country) == has(oldSelf.country)",message="country is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.wallet) == has(oldSelf.wallet)",message="wallet is immutable"
 type RecipientSpec struct {
@@ -162,16 +162,38 @@ type RecipientSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="wallet is immutable"
 	Wallet string `json:"wallet,omitempty"`
 
-	// deactivated recipients stay readable but take no new transfers; deletion through the API
-	// sets it. It cannot be undone.
+	// deactivated recipients stay readable but take no new transfers; a deletion sets it. It
+	// cannot be undone.
 	// +optional
 	Deactivated bool `json:"deactivated,omitempty"`
+
+	// deletion records how the recipient was deleted, each fact once, by the one that deleted it.
+	// +optional
+	Deletion *RecipientDeletion `json:"deletion,omitempty"`
 
 	// replacedBy is the id of the recipient that an update created in place of this one.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=9007199254740991
 	ReplacedBy *int64 `json:"replacedBy,omitempty"`
+}
+
+// RecipientDeletion is how a recipient was deleted. Its facts are spec, not status: the facade
+// and the transfer controller write them with the deactivation, and a status has one writer.
+type RecipientDeletion struct {
+	// at is when the recipient was deleted through the API (DELETE recipient), written by the
+	// facade. Such a deletion stops the recipient's transfers in progress (spec 3.2): the
+	// deletion itself records a cancellation on each; a transfer it missed (created while it
+	// ran, or left by a deletion that crashed half way) is failed by the transfer controller
+	// once RecipientDeletionGrace has passed.
+	// +optional
+	At *metav1.MicroTime `json:"at,omitempty"`
+	// afterTransfer is the id of the transfer whose end made the transfer controller delete the
+	// recipient (spec 2.1). Unlike a DELETE through the API, this deletion does not stop the
+	// recipient's other transfers in flight.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	AfterTransfer string `json:"afterTransfer,omitempty"`
 }
 
 // RecipientStatus is the observed state of a recipient. A recipient's state is its spec (active
@@ -181,7 +203,7 @@ type RecipientStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready (False once deactivated).
+	// conditions: none is written yet; a recipient's state is its spec.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

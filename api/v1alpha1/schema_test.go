@@ -3,6 +3,7 @@ package v1alpha1_test
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -194,6 +195,30 @@ var _ = Describe("CEL and schema rules", func() {
 		Expect(env.Client.Create(ctx, r)).To(Succeed())
 		r.Spec.Deactivated = false
 		expectInvalid(env.Client.Update(ctx, r), "cannot be reactivated")
+
+		// a recipient's deletion facts: each set once, never withdrawn nor changed, and only on a
+		// deactivated recipient
+		d := testgen.Recipient(ns, 44)
+		Expect(env.Client.Create(ctx, d)).To(Succeed())
+		d.Spec.Deletion = &payoutv1.RecipientDeletion{AfterTransfer: "aaaaaaaaaaaaaaaaaaaaaaa7"}
+		expectInvalid(env.Client.Update(ctx, d), "a deleted recipient is deactivated")
+		d.Spec.Deactivated = true
+		Expect(env.Client.Update(ctx, d)).To(Succeed())
+		at := metav1.NewMicroTime(testgen.Epoch.Time)
+		d.Spec.Deletion.At = &at
+		Expect(env.Client.Update(ctx, d)).To(Succeed(), "a deletion through the API after the automatic one")
+		d.Spec.Deletion.AfterTransfer = "aaaaaaaaaaaaaaaaaaaaaaa8"
+		expectInvalid(env.Client.Update(ctx, d), "deletion.afterTransfer is set once")
+		d.Spec.Deletion.AfterTransfer = ""
+		expectInvalid(env.Client.Update(ctx, d), "deletion.afterTransfer is set once")
+		d.Spec.Deletion.AfterTransfer = "aaaaaaaaaaaaaaaaaaaaaaa7"
+		later := metav1.NewMicroTime(testgen.Epoch.Add(time.Second))
+		d.Spec.Deletion.At = &later
+		expectInvalid(env.Client.Update(ctx, d), "deletion.at is set once")
+		d.Spec.Deletion.At = nil
+		expectInvalid(env.Client.Update(ctx, d), "deletion.at is set once")
+		d.Spec.Deletion = nil
+		expectInvalid(env.Client.Update(ctx, d), "is set once and cannot be withdrawn")
 
 		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa6")
 		Expect(env.Client.Create(ctx, t)).To(Succeed())

@@ -30,12 +30,6 @@ const (
 	PhaseRefunded        TransferPhase = "refunded"
 )
 
-// Terminal reports whether no further transition can happen on its own (refunded is reached
-// from failed by an operator only).
-func (p TransferPhase) Terminal() bool {
-	return p == PhaseCompleted || p == PhaseFailed || p == PhaseRefunded
-}
-
 // FailureReason is why a transfer failed: a fixed set, so that operators and dashboards can
 // count failures by cause; the message says the particulars.
 // +kubebuilder:validation:Enum=RecipientDeleted;Expired;DepositShort;DepositWrongToken;DepositMismatch;DepositNotFound;PayoutRejected;SenderBlocked
@@ -590,7 +584,7 @@ const MaxStrays = 32
 //
 // A v1 transfer's status is not written at its creation: until its deposit is seen it holds no
 // fact, and the schema defaults its phase to ready_to_process when it is read (DefaultPhase), so
-// that a create costs the API server one write and no status patch (issue 13's load goal). Its
+// that a create costs the API server one write and no status patch (docs/benchmarks.md). Its
 // history, Ready condition and observedGeneration appear with the first fact; the opening
 // history line is then written with the creation time (transfer.History shows it before).
 //

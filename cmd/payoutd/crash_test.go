@@ -31,6 +31,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // crashTransfers is how many transfers move through the machine while payoutd is killed.
@@ -403,7 +404,7 @@ func awaitFinal(plan []*planned, timeout time.Duration) map[string]*payoutv1.Tra
 	Eventually(func() int {
 		for _, p := range plan {
 			t := &payoutv1.Transfer{}
-			if final[p.id] == nil && env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t) == nil && t.Status.Phase.Terminal() {
+			if final[p.id] == nil && env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t) == nil && transfer.Ended(t) {
 				final[p.id] = t
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // leaseNamespace holds the leader-election lease of the failover test's replicas.
@@ -127,7 +128,7 @@ var _ = Describe("controller failover", Ordered, func() {
 			for _, p := range ps {
 				t := &payoutv1.Transfer{}
 				if env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(p.acct.name), Name: p.id}, t) == nil &&
-					t.Status.Payout != nil && !t.Status.Phase.Terminal() {
+					t.Status.Payout != nil && !transfer.Ended(t) {
 					n++
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/refund"
 )
 
 // The shared v2 address (issue 22, "whose deposit it is"): every v2 deposit of a network goes to
@@ -110,7 +111,7 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		Expect(paidFor(squat)).To(BeZero())
 		// and the squatter's transfer owes nothing: its refund is refused, nothing created
 		_, _, err := admin.RequestRefund(context.Background(), env.Client, squat, "e2e")
-		Expect(err).To(MatchError(admin.ErrNotRefundable))
+		Expect(err).To(MatchError(refund.ErrNotRefundable))
 	})
 
 	It("never pays a transaction twice, even once its hash claim is gone (an etcd restore, a claim deleted by hand)", func() {

@@ -14,6 +14,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/refund"
 )
 
 var _ = Describe("an operator's refund", func() {
@@ -47,7 +48,7 @@ var _ = Describe("an operator's refund", func() {
 		Expect(rcpt.Status).To(Equal(uint64(1)))
 
 		_, _, err = admin.RequestRefund(context.Background(), env.Client, id, "e2e")
-		Expect(errors.Is(err, admin.ErrRefundAlreadyRequested)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 		t := &payoutv1.Transfer{}
 		Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: payoutv1.AccountNamespace(acct.name), Name: id}, t)).To(Succeed())
 		Expect(t.Status.Refund.TxHash).To(Equal(hash))

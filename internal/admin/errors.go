@@ -13,11 +13,6 @@ var (
 	ErrAccountExists = errors.New("account already exists")
 	// ErrNotFound: the account, key or transfer named does not exist.
 	ErrNotFound = errors.New("not found")
-	// ErrNotRefundable: the transfer is not a failed transfer whose deposit arrived.
-	ErrNotRefundable = errors.New("transfer cannot be refunded")
-	// ErrRefundAlreadyRequested: a refund of the transfer was requested (or sent) before;
-	// repeating the request changes nothing.
-	ErrRefundAlreadyRequested = errors.New("refund already requested")
 )
 
 // refusal carries a message for people and a kind for code.

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -26,8 +26,8 @@ import (
 //
 // A Refund is a one-shot object, so a repeated request meets the API server's AlreadyExists for
 // what was requested before and changes nothing; when everything owed was requested before, the
-// request is refused with ErrRefundAlreadyRequested. A transfer that owes nothing is refused with
-// ErrNotRefundable and left unchanged. It returns the transfer and what it requested now.
+// request is refused with refund.ErrAlreadyRequested. A transfer that owes nothing is refused with
+// refund.ErrNotRefundable and left unchanged. It returns the transfer and what it requested now.
 //
 // Deposits recorded in payoutv1.OrphanNamespace, after the transfer's account was deleted, are
 // owed whole (transfer.OrphanOwed) and refunded by Refunds in that namespace, whether the
@@ -60,28 +60,8 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 	}
 	owed := transfer.OwedOf(t, deps.Items, reclaimable)
 	orphanOwed := transfer.OrphanOwed(t.Name, orphans)
-	if transfer.Released(t) && !reclaimable && len(owed) == 0 && len(orphanOwed) == 0 && t.Status.Refund == nil {
-		return nil, nil, refuse(ErrNotRefundable, "transfer %s released its transaction hash %s, and another transfer holds it now: that transaction pays the other transfer, and this one owes nothing",
-			t.Name, t.Spec.TxHash)
-	}
-	if len(owed) == 0 && len(orphanOwed) == 0 {
-		if t.Status.Refund == nil && straysRefunded(t) {
-			// its strays' refunds are recorded: owed no more (OwedOf), whether or not their
-			// Refund objects are still there
-			return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes were already requested and sent; each is sent once (kubectl payout describe transfer %s lists them)",
-				t.Name, t.Name)
-		}
-		if err := CheckRefundable(t); err != nil {
-			return nil, nil, err
-		}
-		return nil, nil, refuse(ErrNotRefundable, "transfer %s owes nothing", t.Name)
-	}
-	for _, o := range owed {
-		if o.Deposit == nil {
-			if err := CheckRefundable(t); err != nil {
-				return nil, nil, err
-			}
-		}
+	if err := refund.Requestable(t, owed, orphanOwed, reclaimable); err != nil {
+		return nil, nil, err
 	}
 	requested, err := createRefunds(ctx, c, t.Name, t.Namespace, owed, requestedBy)
 	if err != nil {
@@ -93,22 +73,12 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 	}
 	if requested = append(requested, more...); len(requested) == 0 {
 		if len(owed) == 1 && owed[0].Deposit == nil && len(orphanOwed) == 0 {
-			return nil, nil, refuse(ErrRefundAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
+			return nil, nil, refuse(refund.ErrAlreadyRequested, "a refund of transfer %s is already requested; it is sent once (see kubectl get refund -n %s %s)", t.Name, t.Namespace, t.Name)
 		}
-		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of everything transfer %s owes are already requested; each is sent once (see kubectl get refunds -A -l %s=%s)",
+		return nil, nil, refuse(refund.ErrAlreadyRequested, "the refunds of everything transfer %s owes are already requested; each is sent once (see kubectl get refunds -A -l %s=%s)",
 			t.Name, payoutv1.RefundTransferLabel, t.Name)
 	}
 	return t, requested, nil
-}
-
-// straysRefunded reports whether t records the refund of a stray deposit.
-func straysRefunded(t *payoutv1.Transfer) bool {
-	for _, sd := range t.Status.StrayDeposits {
-		if sd.Refund != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // requestOrphanRefunds requests the refunds of a transfer that no longer exists (notFound is
@@ -128,7 +98,7 @@ func requestOrphanRefunds(ctx context.Context, c client.Client, transferID, requ
 		return nil, nil, err
 	}
 	if len(requested) == 0 {
-		return nil, nil, refuse(ErrRefundAlreadyRequested, "the refunds of every deposit recorded for transfer %s after its account was deleted are already requested; each is sent once (see kubectl get refunds -n %s -l %s=%s)",
+		return nil, nil, refuse(refund.ErrAlreadyRequested, "the refunds of every deposit recorded for transfer %s after its account was deleted are already requested; each is sent once (see kubectl get refunds -n %s -l %s=%s)",
 			transferID, payoutv1.OrphanNamespace, payoutv1.RefundTransferLabel, transferID)
 	}
 	t := &payoutv1.Transfer{ObjectMeta: metav1.ObjectMeta{Name: transferID, Namespace: payoutv1.OrphanNamespace},
@@ -182,27 +152,6 @@ func hashFree(ctx context.Context, c client.Client, t *payoutv1.Transfer) (bool,
 	return held.Spec.Holder == payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}, nil
 }
 
-// CheckRefundable says why the deposit of t may not be refunded, or nil when it may: only a
-// failed transfer (or one whose completed payout the recipient's bank returned) whose deposit
-// arrived from an address the refund wallet can send to has its deposit to send back (its stray
-// deposits are owed whatever its status: transfer.OwedOf).
-func CheckRefundable(t *payoutv1.Transfer) error {
-	switch {
-	case t.Status.Refund != nil:
-		return refuse(ErrRefundAlreadyRequested, "transfer %s is already refunded (transaction %s)", t.Name, t.Status.Refund.TxHash)
-	case !transfer.OwesDeposit(t):
-		return refuse(ErrNotRefundable, "transfer %s %s: only a failed transfer whose deposit arrived can be refunded",
-			t.Name, phaseText(t.Status.Phase))
-	case t.Status.Deposit == nil || t.Status.Deposit.ConfirmedAt == nil:
-		return refuse(ErrNotRefundable, "transfer %s failed before its deposit arrived: there is nothing to send back", t.Name)
-	}
-	if _, ok := chain.RefundAddressOnBase(t.Status.Deposit.From); !ok {
-		return refuse(ErrNotRefundable, "transfer %s: the deposit's sender %q has no address on Base, where refunds are sent from (a Solana sender is refunded on Solana, which the refund wallet does not sign for)",
-			t.Name, t.Status.Deposit.From)
-	}
-	return nil
-}
-
 // FindTransfer finds a transfer by id in whichever account namespace holds it.
 func FindTransfer(ctx context.Context, c client.Client, transferID string) (*payoutv1.Transfer, error) {
 	if err := ValidateTransferID(transferID); err != nil {
@@ -226,11 +175,4 @@ func FindTransfer(ctx context.Context, c client.Client, transferID string) (*pay
 	}
 	return nil, fmt.Errorf("transfer id %s is used in several namespaces (%s); transfer ids must be unique",
 		transferID, strings.Join(namespaces, ", "))
-}
-
-func phaseText(p payoutv1.TransferPhase) string {
-	if p == "" {
-		return "has no status yet"
-	}
-	return "is " + string(p)
 }

@@ -91,12 +91,6 @@ func EndedAt(t *payoutv1.Transfer) time.Time {
 	return t.CreationTimestamp.Time
 }
 
-// Ended reports whether the transfer reached a terminal status (spec 3.1).
-func Ended(t *payoutv1.Transfer) bool {
-	st := &t.Status
-	return st.Refund != nil || st.Failure != nil || (st.Payout != nil && st.Payout.State == payoutv1.PayoutCompleted)
-}
-
 // DecideTransfer says whether a transfer goes to the archive now. The checks run in order;
 // the first that holds it back is the verdict. Money comes first: a transfer that owes money
 // or may still receive it stays live whatever its age.
@@ -106,7 +100,7 @@ func DecideTransfer(in TransferInput) Verdict {
 	switch {
 	case !t.DeletionTimestamp.IsZero():
 		return Verdict{Reason: Deleting}
-	case !Ended(t):
+	case !transfer.Ended(t):
 		return Verdict{Reason: NotEnded}
 	}
 	if f := st.Failure; f != nil && !f.ProviderChecked && st.Deposit != nil && st.Payout == nil && !transfer.DepositArriving(t) {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 // statusNone is the status label of a transfer the controller has not given a status yet.
@@ -130,7 +131,7 @@ func (c *transferCounter) Collect(ch chan<- prometheus.Metric) {
 	attention := map[string]int{AttentionPayoutLost: 0, AttentionPayoutReturned: 0}
 	oldest := map[string]time.Duration{}
 	for s := range statuses {
-		if s != statusNone && !payoutv1.TransferPhase(s).Terminal() {
+		if s != statusNone && !transfer.EndPhase(payoutv1.TransferPhase(s)) {
 			oldest[s] = 0
 		}
 	}

@@ -69,7 +69,7 @@ func Holds(c Contents) []Held {
 			out = append(out, Held{Transfer: t.Name, Why: why})
 			continue
 		}
-		if !transfer.Phase(t).Terminal() {
+		if !transfer.Ended(t) {
 			continue
 		}
 		switch transfer.MoneyHeld(t, deps[t.Name], refunds[t.Name], c.HashHeld[t.Name]) {
@@ -101,7 +101,7 @@ func Holds(c Contents) []Held {
 func openWhy(t *payoutv1.Transfer) string {
 	phase := transfer.Phase(t)
 	switch {
-	case phase.Terminal():
+	case transfer.Ended(t):
 		return ""
 	case t.Status.Deposit != nil && t.Status.Deposit.ConfirmedAt != nil:
 		return fmt.Sprintf("transfer %s is %s: its deposit arrived and its payout has not ended", t.Name, phase)

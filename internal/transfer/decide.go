@@ -231,9 +231,9 @@ func (d *decision) confirmedDeposit() *payoutv1.DepositFacts {
 	return nil
 }
 
-// ended reports whether the transfer reached an outcome: completed or failed.
+// ended reports whether the transfer, as decided so far, has ended (Ended).
 func (d *decision) ended() bool {
-	return d.st.Failure != nil || (d.st.Payout != nil && d.st.Payout.State == payoutv1.PayoutCompleted)
+	return Ended(withStatus(d.t, d.st))
 }
 
 // observeDeposits sorts a v1 transfer's deposits (SortDeposits): the wallet's own deposits add up

@@ -37,6 +37,21 @@ func Phase(t *payoutv1.Transfer) payoutv1.TransferPhase {
 	return payoutv1.PhaseAwaitingDeposit
 }
 
+// Ended reports whether t reached a terminal status (spec 3.1): it failed (and may have been
+// refunded since), or its payout completed (a deposit refunded after the recipient's bank
+// returned the payout leaves it completed). Nothing moves an ended transfer on by itself; the
+// archive and an account's deletion wait for it.
+func Ended(t *payoutv1.Transfer) bool {
+	st := &t.Status
+	return st.Refund != nil || st.Failure != nil || (st.Payout != nil && st.Payout.State == payoutv1.PayoutCompleted)
+}
+
+// EndPhase reports whether Phase gives p to ended transfers only (completed, failed,
+// refunded), for a reader that has the phase and not the transfer (a metric's status label).
+func EndPhase(p payoutv1.TransferPhase) bool {
+	return p == payoutv1.PhaseCompleted || p == payoutv1.PhaseFailed || p == payoutv1.PhaseRefunded
+}
+
 // Cancellable reports whether a cancellation request (DELETE of the recipient) recorded now would
 // stop t: only before its payout intent is recorded and before it ends. Once the intent is
 // recorded the payout may already be at the provider, and a transfer whose money is at the bank

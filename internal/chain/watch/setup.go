@@ -17,10 +17,10 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
-	"github.com/stablepay/payout-operator/internal/chain/refund"
 	"github.com/stablepay/payout-operator/internal/chain/solana"
 	"github.com/stablepay/payout-operator/internal/chain/tron"
 	"github.com/stablepay/payout-operator/internal/metrics"
+	"github.com/stablepay/payout-operator/internal/refund"
 )
 
 // The watcher's permissions. ChainCursors are created by the watcher of their network; Deposits

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/transfer"
@@ -81,7 +80,7 @@ func TestAdmit(t *testing.T) {
 			var owed []transfer.Owed
 			var why error
 			if tc.transfer != nil {
-				owed, why = transfer.OwedOf(tc.transfer, nil, false), admin.CheckRefundable(tc.transfer)
+				owed, why = transfer.OwedOf(tc.transfer, nil, false), Refundable(tc.transfer)
 			}
 			st := Admit(refundOf(id), tc.transfer, owed, twoNetworks{}, why)
 			if st.State != tc.state || !strings.Contains(st.Message, tc.message) {

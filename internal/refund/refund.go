@@ -1,6 +1,9 @@
-// Package refund decides the steps of sending money a transfer owes back to its sender: pure
+// Package refund is the one home of the refund's decisions: whether a transfer's deposit may be
+// refunded (Refundable) and what an operator's request records (Requestable, for
+// admin.RequestRefund), and the steps of sending money a transfer owes back to its sender: pure
 // functions of a Refund's status and what was observed, for the refund controller
-// (controllers/refund_controller.go) to load, apply and persist. What is owed is
+// (controllers/refund_controller.go) to load, apply and persist, with the reasons it reports
+// them by. The transfer records a confirmed refund itself (transfer.Decide). What is owed is
 // transfer.OwedOf's list: a failed transfer's deposit (sent in USDC on Base, spec 2.5) or one
 // stray deposit (sent on its own network in its own token when the refund wallet can pay
 // there, else in USDC on Base); a Refund refunds exactly the item whose name it bears.
@@ -120,7 +123,7 @@ func Next(st payoutv1.RefundStatus) Action {
 // transfer.OwedOf of the transfer (nil when it does not exist), or for a refund in
 // OrphanNamespace transfer.OrphanOwed of the deposits recorded there (its transfer need not
 // exist); wallets says where the refund wallet can send; why explains, when nothing is owed
-// under the name, what the transfer's deposit is (admin.CheckRefundable).
+// under the name, what the transfer's deposit is (Refundable).
 func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wallets Wallets, why error) payoutv1.RefundStatus {
 	st := rf.Status
 	if t == nil && rf.Namespace != payoutv1.OrphanNamespace {
