@@ -48,7 +48,7 @@ const RefundTransferLabel = DepositTransferLabel
 // MoneyFinalizer holds an object whose deletion could lose track of money: a Refund whose
 // transaction may be on its way, or that is the only record of money sent; a PayoutAccount
 // whose namespace holds money owed. The controller of the kind removes it once the object
-// can go (README, "Refunds" and "Deleting an account").
+// can go (docs/operations/refunds.md, docs/operations/accounts.md).
 const MoneyFinalizer = "payout.stablepay.dev/money"
 
 // StrayRefundName is the name of the Refund of a transfer's stray deposit: one name per log, so

@@ -7,8 +7,8 @@
 // value inside a known, small set (an unknown value becomes "other"), so no caller input can
 // grow the number of series.
 //
-// The metrics (Catalog lists them, with their types and labels, for the dashboard test and the
-// README):
+// The metrics (Catalog lists them, with their types and labels, for the dashboard test and
+// docs/operations/monitoring.md):
 //
 //	payout_transfers{status}                              gauge: transfers by status, counted in the informer cache at scrape time (CountTransfers)
 //	payout_transfers_awaiting_chain{network}              gauge: v1 transfers past their expiry that wait for the watcher to pass it (CountTransfers)

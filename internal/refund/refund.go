@@ -334,7 +334,7 @@ func Observed(st payoutv1.RefundStatus, r Receipt, now time.Time) payoutv1.Refun
 	switch {
 	case r.Reverted && atDepth && len(st.RevertedTxs) >= payoutv1.MaxRevertedTxs:
 		st.State = payoutv1.RefundBroadcast
-		st.Message = truncate(fmt.Sprintf("transaction %s reverted in block %d, and %d transactions of this refund reverted before: nothing more is signed; an operator must look (README, \"Refunds\")",
+		st.Message = truncate(fmt.Sprintf("transaction %s reverted in block %d, and %d transactions of this refund reverted before: nothing more is signed; an operator must look (docs/operations/refunds.md)",
 			st.TxHash, r.Block, len(st.RevertedTxs)))
 	case r.Reverted && atDepth:
 		msg := fmt.Sprintf("transaction %s reverted in block %d and moved nothing; a new transaction is signed", st.TxHash, r.Block)
@@ -377,7 +377,7 @@ func UnprovenRevert(txHash string, r Receipt) string {
 // RevertUnproven is the status of a Pending refund whose revertedTxs the chain does not bear
 // out (why is UnprovenRevert's answer): nothing is signed, and it is looked at again later.
 func RevertUnproven(st payoutv1.RefundStatus, why string) payoutv1.RefundStatus {
-	st.Message = truncate("nothing is signed: " + why + "; an operator must look (README, \"Refunds\")")
+	st.Message = truncate("nothing is signed: " + why + "; an operator must look (docs/operations/refunds.md)")
 	return st
 }
 

@@ -35,7 +35,7 @@ type Env struct {
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default bin/k8s of the checkout)
 // and installs the CRDs of config/crd/bases and the admission policies of config/policy (the
-// guard of account namespaces: README, "Deleting an account"). Each configure runs before the
+// guard of account namespaces: docs/operations/accounts.md). Each configure runs before the
 // start (a measurement sets flags of the control plane with it).
 func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
