@@ -179,7 +179,7 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		noAddress["details"].(obj)["address"] = nil
 		Expect(errorText(acct.c.post("/api/payouts/recipients", noAddress), 400)).To(HavePrefix("details.address.country"))
 
-		// a duplicate key is a 400 at any depth (README: request bodies), never last-one-wins
+		// a duplicate key is a 400 at any depth (docs/api.md: request bodies), never last-one-wins
 		dup := `{"currency":"EUR","type":"iban","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","iban":"DE89370400440532013000","iban":"GB29NWBK60161331926819"}}`
 		Expect(errorText(acct.c.post("/api/payouts/recipients", dup), 400)).To(Equal("details.iban: appears more than once"))
 		nested := `{"currency":"USD","type":"aba","accountHolderName":"Dup Holder","details":{"legalType":"PRIVATE","abartn":"026009593","accountNumber":"12345678","accountType":"CHECKING",` +

@@ -27,7 +27,7 @@ import (
 	"github.com/stablepay/payout-operator/test/testenv"
 )
 
-// An etcd restore (issue 23, "Restores"), as README "etcd backups" does it: the API server and
+// An etcd restore (issue 23, "Restores"), as docs/operations/backup.md does it: the API server and
 // payoutd stop, etcd's data goes back to a snapshot, everything starts again. The provider and
 // the chain ran on meanwhile: payouts made after the snapshot, refunds sent after it, transfers
 // (v1 and v2) created and paid after it are unknown to the restored objects. The snapshot here is
