@@ -43,6 +43,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/recovery"
+	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/scheme"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
 	"github.com/stablepay/payout-operator/internal/transfer"
@@ -276,8 +277,14 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 		copts := controllers.DefaultOptions()
 		copts.Chain, copts.V2 = watched, depositkey.Addresses{Config: chains}
-		if watched.Refunds != nil {
-			copts.RefundWallets = watched.Refunds
+		// the refund key's wallets send on the watchers' clients
+		refunds, err := refund.NewEVMWallets(chains, watched.Networks)
+		if err != nil {
+			return fmt.Errorf("chains: %w", err)
+		}
+		if refunds != nil {
+			ctrl.Log.WithName("chain").Info("refund wallet", "address", refunds.Address(), "networks", refunds.Networks())
+			copts.RefundWallets = refunds
 		}
 		copts.QuoteRetention, copts.ClaimGrace = o.quoteRetention, o.claimGrace
 		copts.TransferWorkers = o.transferWorkers

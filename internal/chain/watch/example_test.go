@@ -12,6 +12,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/watch"
+	"github.com/stablepay/payout-operator/internal/refund"
 )
 
 // How payoutd wires the chain side: the flags (and a file), the watchers and the refund wallet
@@ -38,7 +39,11 @@ func ExampleSetup() {
 		return
 	}
 	copts := controllers.DefaultOptions()
-	copts.RefundWallets = chains.Refunds // none without refund.key: Refunds wait, saying so
+	// the refund key's wallets on the watchers' clients; none without refund.key: Refunds wait,
+	// saying so
+	if refunds, err := refund.NewEVMWallets(cfg, chains.Networks); err == nil && refunds != nil {
+		copts.RefundWallets = refunds
+	}
 	_ = controllers.Setup(mgr, copts)
 	// the transfer controller's v2 verification: chains (a chain.TxLookup, EVM hashes and Solana
 	// signatures) and the address to expect, cfg.PlatformAddress(network, token)

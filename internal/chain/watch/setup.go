@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -20,7 +19,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/solana"
 	"github.com/stablepay/payout-operator/internal/chain/tron"
 	"github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/refund"
 )
 
 // The watcher's permissions. ChainCursors are created by the watcher of their network; Deposits
@@ -53,10 +51,6 @@ type Chains struct {
 	SolanaWatcher *SolanaWatcher
 	// Book is the deposit-address index the watchers match against.
 	Book *AddressBook
-	// Refunds are the refund wallets: the refund key on every EVM network configured, one
-	// wallet per token there (the refund of a failed transfer's deposit goes in USDC on base, a
-	// stray deposit back on its own network); nil when no refund key is configured.
-	Refunds *RefundWallets
 	// Watchers are the registered watchers, by network.
 	Watchers map[payoutv1.Network]*Watcher
 
@@ -148,73 +142,7 @@ func Setup(mgr manager.Manager, cfg *config.Config, o Options) (*Chains, error) 
 			return nil, err
 		}
 	}
-	if r, ok := cfg.RefundSettings(); ok {
-		ch := out.Networks[r.Network]
-		if ch == nil {
-			return nil, fmt.Errorf("refund: network %s is not configured", r.Network)
-		}
-		key, err := r.Key.ReadLocal()
-		if err != nil {
-			return nil, fmt.Errorf("refund key from %s: %w", r.Key, err)
-		}
-		if out.Refunds, err = newRefundWallets(cfg, out.Networks, key); err != nil {
-			return nil, err
-		}
-		w, _ := out.Refunds.For(r.Network, r.Token)
-		log.Info("refund wallet", "address", w.Address(), "networks", out.Refunds.Networks())
-	}
 	return out, nil
-}
-
-// RefundWallets are the refund key's wallets: one per token on every EVM network configured
-// (Tron is read through an Ethereum-compatible interface, but its transactions are not
-// Ethereum's, so the key does not send there).
-type RefundWallets struct {
-	byNetwork map[payoutv1.Network]map[payoutv1.Token]*evm.Wallet
-}
-
-var _ refund.Wallets = (*RefundWallets)(nil)
-
-func newRefundWallets(cfg *config.Config, chains map[payoutv1.Network]*evm.Chain, key string) (*RefundWallets, error) {
-	out := &RefundWallets{byNetwork: map[payoutv1.Network]map[payoutv1.Token]*evm.Wallet{}}
-	for name, ch := range chains {
-		if n, ok := cfg.Network(name); !ok || n.Kind != config.KindEVM {
-			continue
-		}
-		for token := range ch.Config.Tokens {
-			w, err := evm.NewWallet(ch, token, key)
-			if err != nil {
-				return nil, err
-			}
-			if out.byNetwork[name] == nil {
-				out.byNetwork[name] = map[payoutv1.Token]*evm.Wallet{}
-			}
-			out.byNetwork[name][token] = w
-		}
-	}
-	return out, nil
-}
-
-// For implements refund.Wallets.
-func (r *RefundWallets) For(network payoutv1.Network, token payoutv1.Token) (refund.Wallet, bool) {
-	if r == nil {
-		return nil, false
-	}
-	w, ok := r.byNetwork[network][token]
-	if !ok {
-		return nil, false
-	}
-	return w, true
-}
-
-// Networks lists the networks the refund key sends on.
-func (r *RefundWallets) Networks() []payoutv1.Network {
-	out := make([]payoutv1.Network, 0, len(r.byNetwork))
-	for n := range r.byNetwork {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // LookupTx implements chain.TxLookup over every configured network: EVM networks and Tron by
