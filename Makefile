@@ -164,7 +164,7 @@ rollback-manifests: kustomize ## Render the previous release's config/default (h
 ##@ Test
 
 .PHONY: test
-test: check-generated vet lint-openapi test-unit test-envtest test-fuzz test-conformance ## Everything CI runs.
+test: check-generated vet lint-openapi test-integration test-envtest test-fuzz test-conformance ## Everything CI runs.
 
 .PHONY: check-generated
 check-generated: controller-gen ## Fail when the committed generated files differ from what the markers generate.
@@ -188,13 +188,22 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 
 # Domain packages whose tests need the control plane run with the envtest suites.
 ENVTEST_INTERNAL := ./internal/chain/watch/...
+# test-unit's packages: every package with pure tests. Under -short a test that needs a server
+# (anvil, redis-server, PostgreSQL, the control plane) skips, in the helper that starts it
+# (internal/dev/devchain, test/testredis, test/pgtest) or in its suite; test-integration and
+# test-envtest run them all.
+UNIT_PACKAGES := ./internal/... ./test/... ./api/... ./cmd/kubectl-payout/internal/...
 
 .PHONY: lint-openapi
 lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oas); any error or warning fails.
 	$(SPECTRAL) lint --ruleset .spectral.yaml --fail-severity=warn apiserver/openapi.yaml
 
 .PHONY: test-unit
-test-unit: anvil redis-server postgres ## Unit tests of the domain packages (no cluster).
+test-unit: ## Unit tests: no server, no tool to install (go test -short; seconds once built).
+	go test -short -count=1 $(UNIT_PACKAGES)
+
+.PHONY: test-integration
+test-integration: anvil redis-server postgres ## The domain packages' tests in full, on anvil, Redis and PostgreSQL (no cluster).
 	go test -count=1 $$(go list ./internal/... ./test/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest

@@ -13,6 +13,9 @@ import (
 // The schema tests run against a real kube-apiserver: CEL rules, patterns and printer columns
 // are enforced by the API server, and only the API server can prove they are right.
 func TestAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the schema suite runs on the control plane (envtest); `make test-envtest` runs it")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "API schema suite")
 }

@@ -4,8 +4,9 @@
 // The server binaries come from $PG_BIN, else the newest /usr/lib/postgresql/*/bin, else the
 // directory `pg_config --bindir` names: hack/postgres.sh (`make postgres`, which `make test` runs)
 // finds them the same way and, as root on a fresh machine, installs Debian's postgresql. When none
-// is there the test fails and says how to install it — it never skips. PostgreSQL refuses to run
-// as root: as root, the server runs as the `postgres` user (or `nobody`).
+// is there the test fails and says how to install it; only -short (`make test-unit`) skips it.
+// PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user (or
+// `nobody`).
 package pgtest
 
 import (
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 )
 
 // TB is the part of testing.TB (and of Ginkgo's GinkgoT()) the server needs.
@@ -27,6 +29,7 @@ type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
 	Logf(format string, args ...any)
+	Skip(args ...any)
 	Cleanup(func())
 }
 
@@ -37,9 +40,13 @@ type Server struct {
 	cred                 *syscall.Credential
 }
 
-// Start starts a server that is stopped (and its files removed) when the test ends.
+// Start starts a server that is stopped (and its files removed) when the test ends. Under -short
+// (`make test-unit`) it skips the test instead.
 func Start(tb TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: this test starts PostgreSQL")
+	}
 	s, err := start()
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)

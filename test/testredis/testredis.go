@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,7 +26,7 @@ import (
 const EnvBinary = "PAYOUT_REDIS_SERVER"
 
 // Find returns $PAYOUT_REDIS_SERVER, else redis-server from PATH or /usr/bin. Its error says how
-// to install it: the tests that need Redis fail without it, they are never skipped.
+// to install it: the tests that need Redis fail without it; only -short skips them.
 func Find() (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		if _, err := os.Stat(p); err != nil {
@@ -164,14 +165,19 @@ func (s *Server) Stop() error {
 type TB interface {
 	Helper()
 	Fatal(args ...any)
+	Skip(args ...any)
 	TempDir() string
 	Cleanup(func())
 }
 
 // StartForTest starts a server that stops when the test (or suite) ends; it fails the test
-// when redis-server is missing or does not start.
+// when redis-server is missing or does not start. Under -short (`make test-unit`) it skips the
+// test instead.
 func StartForTest(tb TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: this test starts redis-server")
+	}
 	s, err := Start(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)

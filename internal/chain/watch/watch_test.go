@@ -49,6 +49,10 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
 		os.Exit(m.Run()) // listing (make test-fuzz) needs no control plane
 	}
+	if testing.Short() {
+		fmt.Println("-short: the watcher's tests run on the control plane (envtest) and dev chains (anvil); `make test-envtest` runs them")
+		os.Exit(0)
+	}
 	var err error
 	if os.Getenv("WATCH_TEST_LOG") != "" {
 		testLog = zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))

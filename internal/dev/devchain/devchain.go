@@ -9,7 +9,8 @@
 //	r, err := base.Transfer(ctx, set.FundedKey, devchain.USDC, to, big.NewInt(25_000_000)) // 25.00
 //
 // In a Go test, StartForTest starts the chains in a temp dir and stops them in tb.Cleanup; it
-// finds anvil through $PAYOUT_ANVIL (set by make) or the checkout's bin/anvil (`make anvil`).
+// finds anvil through $PAYOUT_ANVIL (set by make) or the checkout's bin/anvil (`make anvil`), and
+// skips the test under -short (`make test-unit`).
 //
 // # Chains
 //

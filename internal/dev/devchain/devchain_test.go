@@ -286,10 +286,7 @@ func hasTx(evs []*token.StableTokenTransfer, hash string) bool {
 // A stopped chain resumes with its history: same genesis, same blocks, receipts and logs, new
 // blocks on top of the old head; state that cannot be loaded gives a fresh chain instead.
 func TestResume(t *testing.T) {
-	anvil, err := FindAnvil()
-	if err != nil {
-		t.Fatal(err)
-	}
+	anvil := anvilForTest(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	start := func() *Set {

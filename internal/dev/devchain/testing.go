@@ -3,6 +3,7 @@ package devchain
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,14 +11,12 @@ import (
 )
 
 // StartForTest starts dev chains for the networks given (all of Networks when none) in a temp
-// dir and stops them when the test ends. A missing anvil fails the test: it is a set-up error,
-// not a reason to skip (`make anvil` installs it).
+// dir and stops them when the test ends. Under -short (`make test-unit`) it skips the test, which
+// needs anvil; otherwise a missing anvil fails the test: it is a set-up error, not a reason to
+// skip (`make anvil` installs it).
 func StartForTest(tb TB, networks ...string) *Set {
 	tb.Helper()
-	anvil, err := FindAnvil()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	anvil := anvilForTest(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, Options{Anvil: anvil, Dir: tb.TempDir(), Networks: networks})
@@ -32,11 +31,33 @@ func StartForTest(tb TB, networks ...string) *Set {
 	return s
 }
 
+// anvilForTest returns the anvil a test runs (FindAnvil), skipping the test under -short and
+// failing it when anvil is missing.
+func anvilForTest(tb TB) string {
+	tb.Helper()
+	if short() {
+		tb.Skip("-short: this test starts anvil (the dev chains)")
+	}
+	anvil, err := FindAnvil()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return anvil
+}
+
+// short reports go test's -short. It reads the flag rather than calling testing.Short so that
+// payout-dev, which links this package, does not link package testing.
+func short() bool {
+	f := flag.Lookup("test.short")
+	return f != nil && f.Value.String() == "true"
+}
+
 // TB is the part of testing.TB StartForTest uses; Ginkgo's GinkgoT() has it too.
 type TB interface {
 	Helper()
 	Fatal(args ...any)
 	Error(args ...any)
+	Skip(args ...any)
 	TempDir() string
 	Cleanup(func())
 }
