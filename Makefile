@@ -199,8 +199,10 @@ lint-openapi: spectral ## Lint apiserver/openapi.yaml with Spectral (spectral:oa
 	$(SPECTRAL) lint --ruleset .spectral.yaml --fail-severity=warn apiserver/openapi.yaml
 
 .PHONY: test-unit
+# go vet is a stage of its own (make vet), and most of the wall time is linking 39 test binaries:
+# without vet and without DWARF (-ldflags=-w) the target takes 56 s instead of 70 s on 2 cores.
 test-unit: ## Unit tests: no server, no tool to install (go test -short; seconds once built).
-	go test -short -count=1 $(UNIT_PACKAGES)
+	go test -short -count=1 -vet=off -ldflags=-w $(UNIT_PACKAGES)
 
 .PHONY: test-integration
 test-integration: anvil redis-server postgres ## The domain packages' tests in full, on anvil, Redis and PostgreSQL (no cluster).
