@@ -264,9 +264,14 @@ func TestFindNeverConcludesFromAPartialSearch(t *testing.T) {
 			"created": time.Now().UTC().Format("2006-01-02 15:04:05")}
 	}
 	body, _ := json.Marshal(page)
-	pages := 0
+	// pages are told apart by their offset: a request the client retried (its answer was late
+	// on a loaded machine) reads the same page again
+	var mu sync.Mutex
+	pages := map[string]bool{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pages++
+		mu.Lock()
+		pages[r.URL.Query().Get("offset")] = true
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	}))
@@ -276,8 +281,10 @@ func TestFindNeverConcludesFromAPartialSearch(t *testing.T) {
 	if p != nil || !fiat.IsTransient(err) || !strings.Contains(fiat.MessageOf(err), "gave up") {
 		t.Fatalf("Find over an endless list = %+v, %v; want a Transient error", p, err)
 	}
-	if pages != 1000 {
-		t.Errorf("%d pages read, want 1000", pages)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pages) != 1000 {
+		t.Errorf("%d pages read, want 1000", len(pages))
 	}
 }
 
