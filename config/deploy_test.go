@@ -253,7 +253,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, client.DryRunAll); !apierrors.IsNotFound(err) {
 			t.Errorf("another namespace is not the policy's: %v", err)
 		}
-		ns.Labels[tenancy.ReleasedLabel] = "true"
+		ns.Labels[payoutv1.ReleasedLabel] = "true"
 		if err := c.Update(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			t.Errorf("a released namespace: %v", err)
 		}
 		// the deposits of deleted accounts and their refunds: never, released or not
-		orphans := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace, Labels: map[string]string{tenancy.ReleasedLabel: "true"}}}
+		orphans := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace, Labels: map[string]string{payoutv1.ReleasedLabel: "true"}}}
 		if err := c.Create(ctx, orphans); err != nil {
 			t.Fatal(err)
 		}

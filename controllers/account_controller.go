@@ -29,7 +29,7 @@ const (
 	// (the message says what); both stay until nothing is owed.
 	AccountDeletionWaitsReason = "DeletionWaits"
 	// AccountReleasedReason: the account is deleted and nothing in its namespace is owed; the
-	// namespace is released (tenancy.ReleasedLabel) and goes with the account.
+	// namespace is released (payoutv1.ReleasedLabel) and goes with the account.
 	AccountReleasedReason = "Released"
 )
 
@@ -55,7 +55,7 @@ const releasedAtAnnotation = "payout.stablepay.dev/released-at"
 // creation (admin.CreateAccount; this controller adds it to an account made otherwise), and a
 // deleted account waits, saying what for in its Ready condition and events, until
 // tenancy.Holds finds nothing, read past the cache. Then it labels the namespace released
-// (tenancy.ReleasedLabel: the admission policy of config/policy refuses to delete an account
+// (payoutv1.ReleasedLabel: the admission policy of config/policy refuses to delete an account
 // namespace without it, and the chain watcher records later deposits for it in
 // OrphanNamespace), checks once more after ReleaseSettle, and removes the finalizer: the
 // account goes, and the namespace with it.
@@ -145,7 +145,7 @@ func (r *PayoutAccountReconciler) finalize(ctx context.Context, acct *payoutv1.P
 		return ctrl.Result{}, err
 	}
 	if holds := tenancy.Holds(contents); len(holds) > 0 {
-		if tenancy.Released(ns.Labels) {
+		if payoutv1.NamespaceReleased(ns.Labels) {
 			// something is owed again (a deposit recorded before the watcher saw the label):
 			// the namespace is guarded again
 			if err := r.labelReleased(ctx, ns, false); err != nil {
@@ -154,7 +154,7 @@ func (r *PayoutAccountReconciler) finalize(ctx context.Context, acct *payoutv1.P
 		}
 		return ctrl.Result{RequeueAfter: heldRecheckInterval}, r.writeDeleting(ctx, acct, AccountDeletionWaitsReason, tenancy.HoldsMessage(holds), corev1.EventTypeWarning)
 	}
-	if !tenancy.Released(ns.Labels) {
+	if !payoutv1.NamespaceReleased(ns.Labels) {
 		if err := r.labelReleased(ctx, ns, true); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -200,10 +200,10 @@ func (r *PayoutAccountReconciler) contents(ctx context.Context, ns string) (tena
 func (r *PayoutAccountReconciler) labelReleased(ctx context.Context, ns *corev1.Namespace, released bool) error {
 	before := ns.DeepCopy()
 	if released {
-		metav1.SetMetaDataLabel(&ns.ObjectMeta, tenancy.ReleasedLabel, "true")
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, payoutv1.ReleasedLabel, "true")
 		metav1.SetMetaDataAnnotation(&ns.ObjectMeta, releasedAtAnnotation, r.now().UTC().Format(time.RFC3339))
 	} else {
-		delete(ns.Labels, tenancy.ReleasedLabel)
+		delete(ns.Labels, payoutv1.ReleasedLabel)
 		delete(ns.Annotations, releasedAtAnnotation)
 	}
 	return r.Patch(ctx, ns, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))

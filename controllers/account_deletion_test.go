@@ -15,7 +15,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
-	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -62,7 +61,7 @@ var _ = Describe("deleting an account", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, reason = readyOf(acct)
 		Expect(reason).To(Equal(AccountReleasedReason))
-		Expect(namespaceLabels(ns)).To(HaveKeyWithValue(tenancy.ReleasedLabel, "true"))
+		Expect(namespaceLabels(ns)).To(HaveKeyWithValue(payoutv1.ReleasedLabel, "true"))
 
 		// a deposit arriving before the chain watcher saw the label is owed again: the
 		// namespace is guarded again until the transfer records it and its refund
@@ -72,7 +71,7 @@ var _ = Describe("deleting an account", func() {
 		_, err = r.Reconcile(ctx, request(acct))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(readyMessage(acct)).To(ContainSubstring("transfer " + id + " owes its senders money"))
-		Expect(namespaceLabels(ns)).NotTo(HaveKey(tenancy.ReleasedLabel))
+		Expect(namespaceLabels(ns)).NotTo(HaveKey(payoutv1.ReleasedLabel))
 		t.Status.StrayDeposits = []payoutv1.StrayDeposit{{TxHash: stray.Spec.TxHash, Token: payoutv1.TokenUSDC, Amount: "1000", From: stray.Spec.From,
 			Reason: "it arrived after the transfer failed", Refund: &payoutv1.StrayRefundFacts{Name: "x", Network: payoutv1.NetworkBase,
 				Token: payoutv1.TokenUSDC, TxHash: "0x" + "fd", ConfirmedAt: metav1.NewTime(fakeClock.Now())}}}
@@ -82,7 +81,7 @@ var _ = Describe("deleting an account", func() {
 		res, err = r.Reconcile(ctx, request(acct))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(Equal(5*time.Second), "released: the last check after the settle")
-		Expect(namespaceLabels(ns)).To(HaveKeyWithValue(tenancy.ReleasedLabel, "true"))
+		Expect(namespaceLabels(ns)).To(HaveKeyWithValue(payoutv1.ReleasedLabel, "true"))
 		res, err = r.Reconcile(ctx, request(acct))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.RequeueAfter).To(BeNumerically(">", 0), "within the settle it waits")

@@ -14,6 +14,16 @@ func AccountNamespace(name string) string { return AccountNamespacePrefix + name
 // AccountLabel names an account: on its namespace, and on a deposit recorded in OrphanNamespace.
 const AccountLabel = "payout.stablepay.dev/account"
 
+// ReleasedLabel marks an account namespace that may be deleted: its account is being deleted and
+// nothing in it is owed (set by the account controller, value "true"). The ValidatingAdmission
+// Policy of config/policy refuses to delete an account namespace without it, since deleting a
+// namespace deletes its transfers, deposits and refunds, the record of what is owed; and the
+// chain watcher records a deposit for a released namespace in OrphanNamespace instead.
+const ReleasedLabel = "payout.stablepay.dev/released"
+
+// NamespaceReleased reports whether the namespace's labels mark it released.
+func NamespaceReleased(labels map[string]string) bool { return labels[ReleasedLabel] == "true" }
+
 // OrphanAccountName is reserved: no account may take it, so that its namespace, OrphanNamespace,
 // is never an account's.
 const OrphanAccountName = "orphaned"

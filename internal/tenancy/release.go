@@ -10,15 +10,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
-// ReleasedLabel marks an account namespace that may be deleted: its account is being deleted and
-// nothing in it is owed (set by the account controller, value "true"). The ValidatingAdmission
-// Policy of config/policy refuses to delete an account namespace without it, since deleting a
-// namespace deletes its transfers, deposits and refunds, the record of what is owed; and the
-// chain watcher records a deposit for a released namespace in OrphanNamespace instead.
-const ReleasedLabel = "payout.stablepay.dev/released"
-
-// Released reports whether the namespace's labels mark it released.
-func Released(labels map[string]string) bool { return labels[ReleasedLabel] == "true" }
 
 // Contents is what an account's namespace holds that bears on money, read past the cache.
 type Contents struct {

@@ -11,7 +11,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
-	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/chaintest"
 )
 
@@ -47,7 +46,7 @@ func TestDepositOfADeletedAccountIsRecordedApart(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: released}, ns); err != nil {
 		t.Fatal(err)
 	}
-	metav1.SetMetaDataLabel(&ns.ObjectMeta, tenancy.ReleasedLabel, "true")
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, payoutv1.ReleasedLabel, "true")
 	if err := env.Client.Update(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func TestDepositOfADeletedAccountIsRecordedApart(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the watcher's cache to see both", func() bool {
 		r, g := &corev1.Namespace{}, &corev1.Namespace{}
-		return op.client.Get(ctx, client.ObjectKey{Name: released}, r) == nil && tenancy.Released(r.Labels) &&
+		return op.client.Get(ctx, client.ObjectKey{Name: released}, r) == nil && payoutv1.NamespaceReleased(r.Labels) &&
 			op.client.Get(ctx, client.ObjectKey{Name: going}, g) == nil && !g.DeletionTimestamp.IsZero()
 	})
 

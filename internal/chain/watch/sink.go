@@ -14,7 +14,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
-	"github.com/stablepay/payout-operator/internal/tenancy"
 )
 
 // DepositRecorder is the chain.DepositSink of the operator: one Deposit object per log, named
@@ -75,11 +74,11 @@ func (r *DepositRecorder) RecordDeposits(ctx context.Context, deposits []chain.D
 // errReleased stands for the create a released namespace is not asked for.
 var errReleased = errors.New("the namespace is released")
 
-// released reports whether the account namespace ns is released (tenancy.ReleasedLabel), from
+// released reports whether the account namespace ns is released (payoutv1.ReleasedLabel), from
 // the cache; when in doubt it says not, and the create decides.
 func (r *DepositRecorder) released(ctx context.Context, ns string) bool {
 	n := &corev1.Namespace{}
-	return r.Client.Get(ctx, client.ObjectKey{Name: ns}, n) == nil && tenancy.Released(n.Labels)
+	return r.Client.Get(ctx, client.ObjectKey{Name: ns}, n) == nil && payoutv1.NamespaceReleased(n.Labels)
 }
 
 // recordOrphan records d in OrphanNamespace, creating the namespace when it is missing.
