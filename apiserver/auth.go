@@ -92,9 +92,10 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 // authenticate resolves an Authorization header to a caller. On a refused credential it
 // returns the message for the 401 and the kind of failure for the brute-force limits. Unknown,
 // unmatched and revoked keys, and keys of a deleted account (or one being deleted), all get
-// msgBadKey. When the key or its account cannot be read (the cache or the API server fails),
-// the credential is neither good nor bad: err is a 503, and nothing is counted against the
-// caller.
+// msgBadKey. A key or account this replica's cache does not hold yet is read from the API
+// server before it counts as unknown (apiKey, keyAccount). When the key or its account cannot
+// be read (the cache or the API server fails), the credential is neither good nor bad: err is
+// a 503, and nothing is counted against the caller.
 func (s *Server) authenticate(ctx context.Context, header string) (*Caller, string, failure, error) {
 	cred, keyID, full := apikey.ParseAuthorization(header)
 	switch cred {
@@ -103,13 +104,11 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 	case apikey.Malformed:
 		return nil, msgMalformedKey, badCredential, nil
 	}
-	// Both reads take the cache's own objects (no copy; every request makes them): read them,
-	// never change them. Caller.Account says so to the handlers.
-	key := &payoutv1.APIKey{}
-	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: keyID}, key, client.UnsafeDisableDeepCopy); err != nil {
+	key, err := s.apiKey(ctx, keyID)
+	if err != nil || key == nil {
 		// Hash anyway, so that an unknown key id costs the same time as a known one.
 		apikey.Matches("", full)
-		if !apierrors.IsNotFound(err) {
+		if err != nil {
 			return nil, "", 0, s.authUnavailable(err, "reading an API key", keyID)
 		}
 		return nil, msgBadKey, badCredential, nil
@@ -117,11 +116,11 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 	if !apikey.Matches(key.Spec.SecretHash, full) || key.Spec.Revoked {
 		return nil, msgBadKey, badCredential, nil
 	}
-	acct := &payoutv1.PayoutAccount{}
-	if err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: key.Spec.Account}, acct, client.UnsafeDisableDeepCopy); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, "", 0, s.authUnavailable(err, "reading the account of an API key", keyID)
-		}
+	acct, err := s.keyAccount(ctx, key.Spec.Account)
+	if err != nil {
+		return nil, "", 0, s.authUnavailable(err, "reading the account of an API key", keyID)
+	}
+	if acct == nil {
 		return nil, msgBadKey, badCredential, nil
 	}
 	if !acct.DeletionTimestamp.IsZero() {
@@ -130,6 +129,46 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 		return nil, msgBadKey, badCredential, nil
 	}
 	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil
+}
+
+// apiKey reads the key named id: from the cache, or, when the cache does not hold it (a key
+// created a moment ago that this replica's informer has not seen yet), from the API server
+// within the bounds of keyLookup. It returns nil, nil for a key that is not there (a bad
+// credential) and an error when it could not tell. The cache's own object is returned (no copy;
+// every request reads it): read it, never change it.
+func (s *Server) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error) {
+	key := &payoutv1.APIKey{}
+	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: id}, key, client.UnsafeDisableDeepCopy)
+	switch {
+	case err == nil:
+		return key, nil
+	case apierrors.IsNotFound(err):
+		return s.keys.find(ctx, id)
+	}
+	return nil, err
+}
+
+// keyAccount reads the account of a key whose secret matched: from the cache, or from the API
+// server when the cache does not hold it (an account created with its first key a moment
+// ago). Only a caller holding a valid secret gets this far, so the read past the cache needs no
+// budget of its own. It returns nil, nil when the account is not there, and the cache's own
+// object when it comes from there: read it, never change it. Caller.Account says so to the
+// handlers.
+func (s *Server) keyAccount(ctx context.Context, name string) (*payoutv1.PayoutAccount, error) {
+	acct := &payoutv1.PayoutAccount{}
+	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: name}, acct, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		rctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
+		defer cancel()
+		err = s.cfg.APIReader.Get(rctx, client.ObjectKey{Name: name}, acct)
+	}
+	switch {
+	case err == nil:
+		return acct, nil
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	}
+	return nil, err
 }
 
 // authReason is the metrics label of a refused credential.

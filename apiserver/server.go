@@ -71,6 +71,7 @@ type Server struct {
 	cfg     Config
 	guard   limitGuard
 	limits  *keyLimits
+	keys    *keyLookup
 	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
 	options optionsBody
@@ -102,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc}
+	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock)}
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
 	if cfg.SharedLimits.Configured() {
 		if s.shared, err = sharedlimits.Open(cfg.SharedLimits, cfg.Log.WithName("limits")); err != nil {

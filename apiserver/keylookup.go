@@ -1,0 +1,93 @@
+package apiserver
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// Bounds of the reads past the cache for key ids the cache does not know (keyLookup). A key is
+// missing from a replica's cache only for the moment its informer takes to see it, so a few
+// reads a second are plenty for real callers; an attacker spraying random key ids gets no more
+// than that out of the API server, and what the budget refuses counts as a bad credential, as
+// every unknown key did before.
+const (
+	// keyLookupRate is the sustained rate of direct reads per replica, per second.
+	keyLookupRate = 5
+	// keyLookupBurst is how many direct reads a replica makes at once after a quiet spell.
+	keyLookupBurst = 10
+	// keyLookupTimeout bounds one direct read: a slow API server must not hold requests (and
+	// the callers coalesced on them) for longer.
+	keyLookupTimeout = 2 * time.Second
+	// absentKeys bounds the ids remembered as absent from the API server.
+	absentKeys = 4096
+	// absentKeyTTL is how long an id found absent is not read again. Key ids are random and
+	// known only once their key is stored, so an id absent now is not one a real caller is
+	// about to use; the cache is asked first anyway, so a key stored later is found there.
+	absentKeyTTL = time.Minute
+)
+
+// keyLookup reads API keys the informer cache does not (yet) hold from the API server, so that
+// a key used the moment it is created is not refused, and counted as a bad credential, because
+// this replica's informer has not seen it yet.
+//
+// The reads are bounded three ways: concurrent requests for one id share one read (a
+// singleflight group), an id found absent is remembered for absentKeyTTL (at most absentKeys
+// of them, least recently used out first), and the reads of all ids together are rate-limited
+// (keyLookupRate a second, keyLookupBurst at once). An id the budget leaves unread is reported
+// absent: the caller gets 401 and the attempt counts, as it would have without the lookup.
+type keyLookup struct {
+	reader  client.Reader
+	now     func() time.Time
+	budget  *rate.Limiter
+	flights singleflight.Group
+	absent  *cache.LRUExpireCache
+}
+
+func newKeyLookup(reader client.Reader, clk cache.Clock) *keyLookup {
+	return &keyLookup{reader: reader, now: clk.Now,
+		budget: rate.NewLimiter(keyLookupRate, keyLookupBurst),
+		absent: cache.NewLRUExpireCacheWithClock(absentKeys, clk)}
+}
+
+// find reads the key named id past the cache. It returns nil, nil when the key does not exist
+// or the budget leaves it unread (a bad credential either way), and an error only when the API
+// server could not answer (neither good nor bad). The key returned may be shared with
+// concurrent callers: read it, never change it.
+func (l *keyLookup) find(ctx context.Context, id string) (*payoutv1.APIKey, error) {
+	if _, ok := l.absent.Get(id); ok {
+		return nil, nil
+	}
+	v, err, _ := l.flights.Do(id, func() (any, error) {
+		// a flight that ended just before this one may have found it absent
+		if _, ok := l.absent.Get(id); ok {
+			return nil, nil
+		}
+		if !l.budget.AllowN(l.now(), 1) {
+			return nil, nil
+		}
+		// the read is shared: one caller giving up must not fail the others
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyLookupTimeout)
+		defer cancel()
+		key := &payoutv1.APIKey{}
+		if err := l.reader.Get(rctx, client.ObjectKey{Name: id}, key); err != nil {
+			if apierrors.IsNotFound(err) {
+				l.absent.Add(id, struct{}{}, absentKeyTTL)
+				return nil, nil
+			}
+			return nil, err
+		}
+		return key, nil
+	})
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return v.(*payoutv1.APIKey), nil
+}

@@ -1,0 +1,169 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/test/testgen"
+)
+
+var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
+	const path = "/api/payouts/amount-limits"
+
+	It("is read from the API server: a key used the moment it is created answers 200 and counts as no failure", func() {
+		catchUpClock()
+		name := fmt.Sprintf("facade-new-%d", accountCounter.Add(1))
+		key, err := apikey.New()
+		Expect(err).NotTo(HaveOccurred())
+		// The facade's cache never sees this account or its key: the informer's lag at its
+		// worst, deterministically.
+		lagging := cacheWithout(name, key.ID)
+		a := testgen.Account(name)
+		Expect(env.Client.Create(ctx, a)).To(Succeed())
+		Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
+		stored := testgen.APIKey(key.ID, name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
+		Expect(env.Client.Create(ctx, stored)).To(Succeed())
+		Expect(apierrors.IsNotFound(lagging.Get(ctx, objKey(key.ID), &payoutv1.APIKey{}))).To(BeTrue(), "the facade's cache must not hold the key")
+		Expect(apierrors.IsNotFound(lagging.Get(ctx, objKey(name), &payoutv1.PayoutAccount{}))).To(BeTrue(), "nor its account")
+
+		cfg := baseCfg
+		cfg.Client = lagging
+		s := openServer(cfg)
+		c := newCaller("Bearer " + key.Full).on(s)
+		for i := range 6 { // one past the bad-credential limit of spec 5.3
+			Expect(c.get(path).status).To(Equal(200), "call %d of a key the cache does not hold", i+1)
+		}
+
+		// the key read past the cache is verified as a cached one is: a wrong secret is a bad
+		// credential, and counts
+		wrong := newCaller("Bearer " + apikey.Prefix + key.ID + "_" + strings.Repeat("f", 64)).on(s)
+		for i := range 5 {
+			Expect(errorText(wrong.get(path), 401)).To(Equal(msgBadKey), "wrong secret %d", i+1)
+		}
+		errorText(wrong.get(path), 429)
+		// a revoked key is refused at once (the read is the API server's, not a lagging cache's)
+		mutate(stored, func() { stored.Spec.Revoked = true })
+		Expect(errorText(c.get(path), 401)).To(Equal(msgBadKey))
+	})
+
+	It("still blocks an address after 6 random unknown key ids", func() {
+		c := newCaller("")
+		for i := range 5 {
+			k, err := apikey.New()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(errorText(c.as("Bearer "+k.Full).get(path), 401)).To(Equal(msgBadKey), "unknown key %d", i+1)
+		}
+		k, err := apikey.New()
+		Expect(err).NotTo(HaveOccurred())
+		errorText(c.as("Bearer "+k.Full).get(path), 429)
+	})
+
+	It("bounds the API-server reads a flood of unknown key ids makes", func() {
+		var reads atomic.Int64
+		cfg := baseCfg
+		cfg.APIReader = countingReader(&reads)
+		clk := clocktesting.NewFakeClock(time.Now()) // frozen: the budget refills only when it steps
+		cfg.Clock = clk
+		s := openServer(cfg, unlimited, func(s *Server) {
+			// no address blocks: every request of the flood reaches authentication
+			s.guard = memoryGuard{newAuthGuard(10*time.Minute, 1<<20, 1<<20, clk.Now)}
+		})
+		c := newCaller("").on(s)
+		unknown := func() string {
+			k, err := apikey.New()
+			Expect(err).NotTo(HaveOccurred())
+			return "Bearer " + k.Full
+		}
+
+		// concurrent requests for one unknown id share one read, and the id is then known absent
+		same := unknown()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				Expect(errorText(c.as(same).get(path), 401)).To(Equal(msgBadKey))
+			})
+		}
+		wg.Wait()
+		Expect(errorText(c.as(same).get(path), 401)).To(Equal(msgBadKey))
+		Expect(reads.Load()).To(BeEquivalentTo(1), "21 requests for one unknown id")
+
+		// distinct ids: the burst, then nothing more until the budget refills
+		flood := make([]string, 3*keyLookupBurst)
+		for i := range flood {
+			flood[i] = unknown()
+			Expect(errorText(c.as(flood[i]).get(path), 401)).To(Equal(msgBadKey))
+		}
+		Expect(reads.Load()).To(BeEquivalentTo(keyLookupBurst))
+		for _, auth := range flood {
+			Expect(errorText(c.as(auth).get(path), 401)).To(Equal(msgBadKey))
+		}
+		Expect(reads.Load()).To(BeEquivalentTo(keyLookupBurst), "ids read once are remembered absent; the others wait for the budget")
+
+		clk.Step(time.Second)
+		for range 3 * keyLookupBurst {
+			Expect(errorText(c.as(unknown()).get(path), 401)).To(Equal(msgBadKey))
+		}
+		Expect(reads.Load()).To(BeEquivalentTo(keyLookupBurst+keyLookupRate), "a second refills the rate, no more")
+	})
+})
+
+// cacheWithout is a client that reads from an informer cache of its own, one that never holds
+// the accounts or API keys of the given names, and writes to the API server.
+func cacheWithout(account, keyID string) client.Client {
+	GinkgoHelper()
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
+		&payoutv1.PayoutAccount{}: {Field: fields.OneTermNotEqualSelector("metadata.name", account)},
+		&payoutv1.APIKey{}:        {Field: fields.OneTermNotEqualSelector("metadata.name", keyID)},
+	}})
+	Expect(err).NotTo(HaveOccurred())
+	cctx, stop := context.WithCancel(ctx)
+	DeferCleanup(stop)
+	go func() {
+		defer GinkgoRecover()
+		Expect(c.Start(cctx)).To(Succeed())
+	}()
+	Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
+	cl, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: c}})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+// countingReader is a client that reads the API server directly, as the manager's APIReader
+// does, and counts its reads of API keys in reads.
+func countingReader(reads *atomic.Int64) client.Reader {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/apikeys/") {
+				reads.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	cl, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
