@@ -28,9 +28,13 @@ func Unsafe(s string) (rune, bool) {
 }
 
 func isUnsafe(r rune, size int) bool {
+	return (r == utf8.RuneError && size == 1) || IsUnsafe(r)
+}
+
+// IsUnsafe reports whether r is one of the runes Unsafe finds, for code that reads text rune
+// by rune (a byte that is not UTF-8 reads as utf8.RuneError there, which is not reported).
+func IsUnsafe(r rune) bool {
 	switch {
-	case r == utf8.RuneError && size == 1:
-		return true
 	case r <= 0x1F, r >= 0x7F && r <= 0x9F:
 		return true
 	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
