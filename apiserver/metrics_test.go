@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -50,23 +51,7 @@ func TestFacadeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := testgen.APIKey(key.ID, acct.Name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build()
-	rates, err := pricing.NewSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{
-		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
-		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
-		Deposits: noDeposits{}, Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Open("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build(), nil)
 	endpoint := httptest.NewServer(promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
 	defer endpoint.Close()
 
@@ -202,23 +187,9 @@ func TestFacadeBusiestClientShare(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-			c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
-			rates, err := pricing.NewSnapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := New(Config{
-				Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
-				KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
-				Deposits: noDeposits{}, Log: logr.Discard(), Clock: clk, TrustedProxies: tc.trusted,
+			s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).Build(), func(cfg *Config) {
+				cfg.Clock, cfg.TrustedProxies = clk, tc.trusted
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Open("127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
 			// ten tenants through one proxy (this test's loopback address), two requests each,
 			// and the kubelet's probes
 			for tenant := range 10 {
@@ -245,4 +216,31 @@ func TestFacadeBusiestClientShare(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openFakeFacade opens the facade on loopback over c (controller-runtime's fake client), with
+// the embedded data, until the test ends; set changes its configuration first.
+func openFakeFacade(t *testing.T, c client.Client, set func(*Config)) *Server {
+	t.Helper()
+	rates, err := pricing.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
+		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
+		Deposits: noDeposits{}, Log: logr.Discard(),
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
