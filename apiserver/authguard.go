@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 )
@@ -18,16 +17,17 @@ const (
 	noCredential
 )
 
-// Bounds of the guard's memory. A table entry holds at most limit+1 timestamps per kind, so
-// about 250 bytes: the exact table costs at most some 8 MiB, the coarse one a quarter of that.
+// Bounds of the guard's memory, per address family. A table entry holds at most limit+1
+// timestamps per kind, so about 250 bytes: the exact tables cost at most some 8 MiB, the coarse
+// ones a quarter of that.
 const (
-	// guardEntries bounds the exact table (one entry per IPv4 address or IPv6 /64 with a
-	// failure in the window). In ordinary traffic it holds a few addresses; only a flood of
-	// distinct addresses fills it.
-	guardEntries = 32768
-	// guardCoarseEntries bounds the coarse table (one entry per IPv4 /24 or IPv6 /48), which
-	// takes the failures of addresses pushed out of the full exact table.
-	guardCoarseEntries = 8192
+	// guardEntries bounds each family's exact table (one entry per IPv4 address or IPv6 /64
+	// with a failure in the window). In ordinary traffic it holds a few addresses; only a flood
+	// of distinct addresses fills it.
+	guardEntries = 16384
+	// guardCoarseEntries bounds each family's coarse table (one entry per IPv4 /24 or IPv6
+	// /48), which counts the failures of addresses that found the exact table full.
+	guardCoarseEntries = 4096
 )
 
 // authGuard enforces the brute-force limits of spec 5.3 per caller address over a rolling
@@ -36,34 +36,56 @@ const (
 // failures age out of the window. The logs are exact (a timestamp per failure, at most
 // limit+1 kept), not an approximation, so "the 6th in 10 minutes" means exactly that.
 //
-// Memory is bounded, and so is the work under the mutex every request takes. The exact table
-// holds at most guardEntries addresses in the order of their last failure: entries whose
-// failures have all aged out are dropped from its old end as time passes (constant amortized
-// work per failure, no sweep over the table). When it is full of live entries, which only a
-// flood of distinct addresses achieves, the entry failed longest ago is pushed out and its
-// failures are added to the coarse table under its IPv4 /24 or IPv6 /48, with the same limits:
-// a prefix whose pushed-out addresses failed too often is blocked as a whole while it lasts,
-// so an attacker cannot shed a block by rotating addresses, only widen it to its prefix. The
-// coarse table is bounded the same way; what falls off its old end is forgotten, the price of
-// the bound against a flood spread over more than guardCoarseEntries prefixes at once.
+// Memory is bounded, and so is the work under the mutex every request takes. Each address
+// family has an exact table of at most guardEntries addresses in the order of their last
+// failure: entries whose failures have all aged out are dropped from its old end as time passes
+// (constant amortized work per failure, no sweep over the table). When it is full of live
+// entries, which only a flood of distinct addresses achieves, the failure of an address that
+// has no entry is counted under its IPv4 /24 or IPv6 /48 in the coarse table, with the same
+// limits: a prefix whose newcomers fail too often is blocked as a whole while it lasts, so an
+// attacker cannot escape the limits by rotating addresses, only widen its block to its prefix.
+//
+// Nobody is pushed out of the exact table to make room (issue 25 item 5): pushing out the
+// entry that failed longest ago and merging its failures into its prefix, as the guard once
+// did, let a flood move the single mistyped keys of callers behind one carrier NAT into their
+// shared /24, which six of them then blocked for everyone behind it. Now a caller's failures
+// stay its own until they age out, and only failures that arrive while the table is full are
+// counted by prefix; the two families have their own tables, so an IPv6 flood (the cheapest,
+// a /48 holds 65 536 /64s) cannot fill the table IPv4 callers need. The coarse table is bounded
+// the same way; what falls off its old end is forgotten, the price of the bound against a
+// flood spread over more than guardCoarseEntries prefixes at once.
 type authGuard struct {
 	window  time.Duration
 	maxBad  int
 	maxNone int
 	now     func() time.Time
 
-	mu     sync.Mutex
-	exact  *failureTable
-	coarse *failureTable
+	mu sync.Mutex
+	// v4 and v6 are the tables of each address family.
+	v4, v6 guardTables
 }
+
+// guardTables are one address family's exact and coarse tables.
+type guardTables struct{ exact, coarse *failureTable }
 
 func newAuthGuard(window time.Duration, maxBad, maxNone int, now func() time.Time) *authGuard {
 	return newBoundedAuthGuard(window, maxBad, maxNone, now, guardEntries, guardCoarseEntries)
 }
 
+// newBoundedAuthGuard bounds each family's exact table to entries and its coarse table to
+// coarseEntries.
 func newBoundedAuthGuard(window time.Duration, maxBad, maxNone int, now func() time.Time, entries, coarseEntries int) *authGuard {
-	return &authGuard{window: window, maxBad: maxBad, maxNone: maxNone, now: now,
-		exact: newFailureTable(entries), coarse: newFailureTable(coarseEntries)}
+	tables := func() guardTables {
+		return guardTables{exact: newFailureTable(entries), coarse: newFailureTable(coarseEntries)}
+	}
+	return &authGuard{window: window, maxBad: maxBad, maxNone: maxNone, now: now, v4: tables(), v6: tables()}
+}
+
+func (g *authGuard) tables(ip netip.Addr) *guardTables {
+	if ip.Is6() {
+		return &g.v6
+	}
+	return &g.v4
 }
 
 // blocked reports whether ip is over a limit now, as an address or through its prefix.
@@ -71,7 +93,8 @@ func (g *authGuard) blocked(ip netip.Addr) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	cutoff := g.now().Add(-g.window).UnixNano()
-	return g.over(g.exact.get(limitKey(ip)), cutoff) || g.over(g.coarse.get(coarseKey(ip)), cutoff)
+	t := g.tables(ip)
+	return g.over(t.exact.get(limitKey(ip)), cutoff) || g.over(t.coarse.get(coarseKey(ip)), cutoff)
 }
 
 // fail records a failure of ip and reports whether the address is now over a limit (the
@@ -81,15 +104,21 @@ func (g *authGuard) fail(ip netip.Addr, kind failure) bool {
 	defer g.mu.Unlock()
 	now := g.now().UnixNano()
 	cutoff := now - g.window.Nanoseconds()
-	g.exact.expire(cutoff)
-	g.coarse.expire(cutoff)
-	key := limitKey(ip)
-	e := g.exact.get(key)
+	for _, t := range []*failureTable{g.v4.exact, g.v4.coarse, g.v6.exact, g.v6.coarse} {
+		t.expire(cutoff)
+	}
+	t := g.tables(ip)
+	table, key := t.exact, limitKey(ip)
+	if t.exact.get(key) == nil && t.exact.full() {
+		table, key = t.coarse, coarseKey(ip)
+	}
+	e := table.get(key)
 	if e == nil {
-		if g.exact.full() {
-			g.fold(g.exact.removeOldest(), now, cutoff)
+		if table.full() {
+			// only the coarse table can be full here: see the type's comment
+			table.removeOldest()
 		}
-		e = g.exact.add(key)
+		e = table.add(key)
 	}
 	g.trim(e, cutoff)
 	switch kind {
@@ -98,39 +127,26 @@ func (g *authGuard) fail(ip netip.Addr, kind failure) bool {
 	case noCredential:
 		e.none = appendCapped(e.none, now, g.maxNone+1)
 	}
-	g.exact.touch(e, now)
-	return g.over(e, cutoff) || g.over(g.coarse.get(coarseKey(ip)), cutoff)
+	table.touch(e, now)
+	return g.over(t.exact.get(limitKey(ip)), cutoff) || g.over(t.coarse.get(coarseKey(ip)), cutoff)
 }
 
 // block puts ip over its bad-credential limit for a window from now, as maxBad+1 bad
 // credentials at once would: the shared guard's answer to a bad credential it cannot record in
-// the shared store (sharedGuard.fail).
+// the shared store (sharedGuard.fail), which has just been recorded here by fail. An address
+// whose failure went to its prefix, the exact table being full, is left at that one failure:
+// blocking its whole /24 or /48 for one bad credential would lock out its neighbours.
 func (g *authGuard) block(ip netip.Addr) {
-	for range g.maxBad + 1 {
-		g.fail(ip, badCredential)
-	}
-}
-
-// fold adds the failures of an entry pushed out of the exact table to its prefix's entry. The
-// prefix's entry counts as touched now, which keeps the coarse table in time order (it then
-// outlives its newest failure by less than a window, at most).
-func (g *authGuard) fold(e *failureEntry, now, cutoff int64) {
-	g.trim(e, cutoff)
-	if len(e.bad) == 0 && len(e.none) == 0 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.tables(ip).exact.get(limitKey(ip))
+	if e == nil {
 		return
 	}
-	key := coarseKey(e.key)
-	c := g.coarse.get(key)
-	if c == nil {
-		if g.coarse.full() {
-			g.coarse.removeOldest()
-		}
-		c = g.coarse.add(key)
+	now := g.now().UnixNano()
+	for len(e.bad) <= g.maxBad {
+		e.bad = appendCapped(e.bad, now, g.maxBad+1)
 	}
-	g.trim(c, cutoff)
-	c.bad = mergeCapped(c.bad, e.bad, g.maxBad+1)
-	c.none = mergeCapped(c.none, e.none, g.maxNone+1)
-	g.coarse.touch(c, now)
 }
 
 // over reports whether e (nil: no failures) is over a limit at cutoff.
@@ -157,22 +173,6 @@ func appendCapped(log []int64, t int64, max int) []int64 {
 	return log
 }
 
-// mergeCapped merges two ascending logs and keeps the newest max entries, ascending.
-func mergeCapped(a, b []int64, max int) []int64 {
-	out := make([]int64, 0, min(len(a)+len(b), max))
-	for i, j := len(a)-1, len(b)-1; len(out) < max && (i >= 0 || j >= 0); {
-		if j < 0 || (i >= 0 && a[i] >= b[j]) {
-			out = append(out, a[i])
-			i--
-		} else {
-			out = append(out, b[j])
-			j--
-		}
-	}
-	slices.Reverse(out)
-	return out
-}
-
 // dropBefore removes the entries at or before cutoff: an entry exactly a window old has left
 // the window.
 func dropBefore(log []int64, cutoff int64) []int64 {
@@ -186,7 +186,7 @@ func dropBefore(log []int64, cutoff int64) []int64 {
 	return append(log[:0], log[i:]...)
 }
 
-// coarseKey is the prefix an address's failures are counted under once the exact table is
+// coarseKey is the prefix an address's failures are counted under while the exact table is
 // full: an IPv4 /24, an IPv6 /48 (a site).
 func coarseKey(a netip.Addr) netip.Addr {
 	bits := 24

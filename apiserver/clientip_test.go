@@ -3,7 +3,6 @@ package apiserver
 import (
 	"net/http/httptest"
 	"net/netip"
-	"slices"
 	"testing"
 	"time"
 )
@@ -76,7 +75,8 @@ func TestAuthGuardWindow(t *testing.T) {
 
 // TestAuthGuardIsBounded: a flood of distinct addresses cannot grow the guard past its tables'
 // bounds, entries whose failures aged out leave without a sweep, and a blocked address cannot
-// shed its block by flooding the table: its failures move to its prefix.
+// escape by rotating through its prefix once the table is full: the newcomers' failures count
+// under the prefix.
 func TestAuthGuardIsBounded(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := newBoundedAuthGuard(10*time.Minute, 5, 10, func() time.Time { return now }, 100, 10)
@@ -97,15 +97,15 @@ func TestAuthGuardIsBounded(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		now = now.Add(time.Millisecond)
 		g.fail(v6(1, i), badCredential)
-		if g.exact.len() > 100 || g.coarse.len() > 10 {
-			t.Fatalf("after %d addresses the tables hold %d and %d entries, over their bounds", i, g.exact.len(), g.coarse.len())
+		if exact, coarse := g.sizes(); exact > 100 || coarse > 10 {
+			t.Fatalf("after %d addresses the tables hold %d and %d entries, over their bounds", i, exact, coarse)
 		}
 	}
 	if !g.blocked(attacker) {
-		t.Fatal("pushed out of the full table, the blocked /64 must stay blocked through its /48")
+		t.Fatal("the blocked /64 must stay blocked while the table is full")
 	}
 	if !g.blocked(v6(1, 5000)) {
-		t.Fatal("the /48 whose pushed-out /64s failed too often is blocked as a whole")
+		t.Fatal("the /48 whose newcomers failed too often is blocked as a whole")
 	}
 	if g.blocked(v6(2, 0)) || g.blocked(netip.MustParseAddr("192.0.2.1")) {
 		t.Fatal("other sites and addresses are not blocked")
@@ -123,15 +123,15 @@ func TestAuthGuardIsBounded(t *testing.T) {
 	// once everything has aged out, the next failure empties both tables without a sweep
 	now = now.Add(10*time.Minute + time.Second)
 	g.fail(netip.MustParseAddr("203.0.113.9"), noCredential)
-	if g.exact.len() != 1 || g.coarse.len() != 0 {
-		t.Fatalf("after a window of silence the tables hold %d and %d entries, want 1 and 0", g.exact.len(), g.coarse.len())
+	if exact, coarse := g.sizes(); exact != 1 || coarse != 0 {
+		t.Fatalf("after a window of silence the tables hold %d and %d entries, want 1 and 0", exact, coarse)
 	}
 	if g.blocked(attacker) || g.blocked(v6(1, 5000)) {
 		t.Fatal("capacity returns once the failures leave the window")
 	}
 }
 
-// TestAuthGuardCoarseCountsExactly: failures folded into a prefix keep their times, so the
+// TestAuthGuardCoarseCountsExactly: failures counted under a prefix keep their times, so the
 // prefix is blocked exactly while more than the limit of them are in the window.
 func TestAuthGuardCoarseCountsExactly(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -142,32 +142,24 @@ func TestAuthGuardCoarseCountsExactly(t *testing.T) {
 		g.fail(netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)}), badCredential)
 		now = now.Add(time.Minute)
 	}
-	// the four pushed out are in the /24's entry, the two newest in the table: none over a limit
+	// the first two are in the table, the four that found it full in the /24's entry: none over
+	// a limit
 	if g.blocked(netip.MustParseAddr("192.0.2.200")) {
-		t.Fatal("4 folded failures are within the limit")
+		t.Fatal("4 failures of the /24 are within the limit")
 	}
-	// two more addresses push two more out: 6 folded failures in the window block the /24
+	// two more addresses find the table full: 6 failures of the /24 in the window block it
 	g.fail(netip.MustParseAddr("192.0.2.7"), badCredential)
 	g.fail(netip.MustParseAddr("192.0.2.8"), badCredential)
 	if !g.blocked(netip.MustParseAddr("192.0.2.200")) {
-		t.Fatal("6 folded failures within 10 minutes block the /24")
+		t.Fatal("6 failures of newcomers within 10 minutes block the /24")
 	}
-	// the first folded failure (t=0) leaves the window at t=10m
-	now = start.Add(10 * time.Minute)
+	// the /24's first failure (t=2m) leaves the window at t=12m, not before
+	now = start.Add(12*time.Minute - time.Nanosecond)
+	if !g.blocked(netip.MustParseAddr("192.0.2.200")) {
+		t.Fatal("the /24 is free before its oldest failure is 10 minutes old")
+	}
+	now = start.Add(12 * time.Minute)
 	if g.blocked(netip.MustParseAddr("192.0.2.200")) {
-		t.Fatal("the /24 is free again once the oldest folded failure is 10 minutes old")
-	}
-}
-
-func TestMergeCapped(t *testing.T) {
-	for _, tc := range []struct{ a, b, want []int64 }{
-		{[]int64{1, 4}, []int64{2, 3, 5}, []int64{3, 4, 5}},
-		{nil, []int64{1, 2}, []int64{1, 2}},
-		{[]int64{1, 2, 3, 4}, nil, []int64{2, 3, 4}},
-		{nil, nil, []int64{}},
-	} {
-		if got := mergeCapped(tc.a, tc.b, 3); !slices.Equal(got, tc.want) {
-			t.Errorf("mergeCapped(%v, %v, 3) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
+		t.Fatal("the /24 is still blocked once its oldest failure is 10 minutes old")
 	}
 }

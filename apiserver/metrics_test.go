@@ -6,12 +6,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -48,23 +51,7 @@ func TestFacadeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := testgen.APIKey(key.ID, acct.Name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build()
-	rates, err := pricing.NewSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{
-		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
-		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
-		Deposits: noDeposits{}, Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Open("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build(), nil)
 	endpoint := httptest.NewServer(promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
 	defer endpoint.Close()
 
@@ -180,4 +167,80 @@ func TestFacadeMetrics(t *testing.T) {
 	if got := after.Sum("payout_facade_requests_in_flight"); got != 0 {
 		t.Errorf("requests in flight after all answered: %v", got)
 	}
+}
+
+// TestFacadeBusiestClientShare (issue 25 item 3): payout_facade_busiest_client_share shows the
+// share of the busiest client address in the last complete minute. Behind a proxy the facade
+// does not trust, ten tenants are one address (share 1); with the proxy trusted they are ten
+// (share 0.1 each); probes do not count.
+func TestFacadeBusiestClientShare(t *testing.T) {
+	ctx := context.Background()
+	endpoint := httptest.NewServer(promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
+	defer endpoint.Close()
+	for _, tc := range []struct {
+		name    string
+		trusted []netip.Prefix
+		want    float64
+	}{
+		{"proxy not trusted: one address", nil, 1},
+		{"proxy trusted: the callers' addresses", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, 0.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+			s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).Build(), func(cfg *Config) {
+				cfg.Clock, cfg.TrustedProxies = clk, tc.trusted
+			})
+			// ten tenants through one proxy (this test's loopback address), two requests each,
+			// and the kubelet's probes
+			for tenant := range 10 {
+				for _, path := range []string{"/api/payouts/fee", "/api/payouts/amount-limits", "/healthz", "/readyz"} {
+					req, err := http.NewRequest("GET", s.URL()+path, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", tenant+1))
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+			}
+			clk.Step(time.Minute)
+			m, err := metricstest.Scrape(ctx, endpoint.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Sum("payout_facade_busiest_client_share"); got != tc.want {
+				t.Errorf("payout_facade_busiest_client_share = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// openFakeFacade opens the facade on loopback over c (controller-runtime's fake client), with
+// the embedded data, until the test ends; set changes its configuration first.
+func openFakeFacade(t *testing.T, c client.Client, set func(*Config)) *Server {
+	t.Helper()
+	rates, err := pricing.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
+		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
+		Deposits: noDeposits{}, Log: logr.Discard(),
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

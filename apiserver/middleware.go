@@ -126,14 +126,21 @@ func limitBody(max int64, next http.Handler) http.Handler {
 // §5.3 as every request from it, with or without a valid key, until capacity returns. That
 // covers unknown paths (404), other methods (405), /openapi.json and oversized bodies (413)
 // alike. The probes (/healthz, /readyz) stay answered: they carry no credential, and refusing
-// them would take a replica out of service.
+// them would take a replica out of service. Every other request's address is counted for
+// payout_facade_busiest_client_share (clientShare); probes are left out, since the kubelet's
+// address would otherwise be the busiest of a quiet facade.
 func (s *Server) door(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r, s.cfg.TrustedProxies)
 		if rec := recordOf(r); rec != nil {
 			rec.ip = ip.String()
 		}
-		if !isProbe(r) && s.guard.blocked(r.Context(), ip) {
+		if isProbe(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.clients.observe(ip)
+		if s.guard.blocked(r.Context(), ip) {
 			metrics.RateLimited(metrics.LimitAuthFailures)
 			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
 			return

@@ -532,6 +532,21 @@ var _ = Describe("sanctions screening (spec 4.5 rule 3, 4.7)", func() {
 		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
 	})
 
+	It("refuses a listed name spelled with look-alike letters of other scripts (issue 25 item 2)", func() {
+		acct := newAccount()
+		for _, name := range []string{
+			"B\u0430nco N\u0430cion\u0430l d\u0435 Cub\u0430",                               // Cyrillic а, е
+			"\u0392\u0391\u039DC\u039F \u039D\u0391C\u0399\u039F\u039D\u0391L DE CUBA",      // Greek Β, Α, Ν, Ο, Ι
+			"Banc\u0585 Naci\u0585nal de C\u057Dba",                                         // Armenian օ, ս
+			"\u13F4\u13AAN\u13DFO N\u13AA\u13DFION\u13AAL \u13A0\u13AC \u13DFU\u13F4\u13AA", // Cherokee Ᏼ, Ꭺ, Ꮯ, Ꭰ, Ꭼ
+		} {
+			Expect(errorText(acct.c.post("/api/payouts/recipients", emailBody(name)), 403)).To(ContainSubstring("sanctions"), name)
+		}
+		// a name in another script that passes for no listed one is created
+		acct.create(emailBody("\u0418\u0432\u0430\u043D \u041F\u0435\u0442\u0440\u043E\u0432"))
+		Expect(acct.c.get("/api/payouts/recipients").json()["data"]).To(HaveLen(1))
+	})
+
 	It("weighs country and address when both sides have them", func() {
 		acct := newAccount()
 		business := func(country, city, street, post string) obj {

@@ -72,6 +72,7 @@ type Server struct {
 	guard   limitGuard
 	limits  *keyLimits
 	keys    *keyLookup
+	clients *clientShare
 	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
 	options optionsBody
@@ -103,7 +104,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock)}
+	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
+		clients: newClientShare(cfg.Clock.Now)}
+	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
 	if cfg.SharedLimits.Configured() {
 		if s.shared, err = sharedlimits.Open(cfg.SharedLimits, cfg.Log.WithName("limits")); err != nil {

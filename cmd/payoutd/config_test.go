@@ -51,3 +51,62 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// TestTrustedProxiesRequired (issue 25 item 3): a facade that listens beyond loopback does not
+// start without --trusted-proxies (CIDRs, or none); on loopback, as make run and the tests
+// listen, it starts without.
+func TestTrustedProxiesRequired(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		refused string // "" when payoutd starts
+		proxies int
+	}{
+		{[]string{}, "--trusted-proxies: the facade listens on :8080, beyond loopback", 0},
+		{[]string{"--api-bind-address", "0.0.0.0:8080"}, "beyond loopback", 0},
+		{[]string{"--api-bind-address", "[::]:8080"}, "beyond loopback", 0},
+		{[]string{"--api-bind-address", "payout.example:8080"}, "beyond loopback", 0},
+		{[]string{"--trusted-proxies", "none"}, "", 0},
+		{[]string{"--trusted-proxies", "10.0.0.0/8, 192.168.1.1"}, "", 2},
+		{[]string{"--trusted-proxies", "none,10.0.0.0/8"}, "CIDRs separated by commas, or none", 0},
+		{[]string{"--trusted-proxies", "ingress"}, "--trusted-proxies", 0},
+		{[]string{"--api-bind-address", "127.0.0.1:0"}, "", 0},
+		{[]string{"--api-bind-address", "[::1]:8080"}, "", 0},
+		{[]string{"--api-bind-address", "localhost:8080"}, "", 0},
+		// the controllers alone serve no facade
+		{[]string{"--api=false", "--controllers", "--fiat-url", "https://bank.invalid", "--fiat-profile-id", "1"}, "", 0},
+	} {
+		t.Setenv("PAYOUT_FIAT_TOKEN", "test")
+		args := append([]string{"--controllers=false"}, tc.args...)
+		o, err := parseFlags(args)
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.args, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%v: %v, want refused with %q", tc.args, err, tc.refused)
+		case err == nil && len(o.proxies) != tc.proxies:
+			t.Errorf("%v: %d trusted proxies, want %d", tc.args, len(o.proxies), tc.proxies)
+		}
+	}
+}
+
+// TestDeploymentTrustedProxies: the deployment's facade (config/manager: --api-bind-address=:8080,
+// --trusted-proxies from TRUSTED_PROXIES of payoutd.env) starts: the setting is not left empty.
+func TestDeploymentTrustedProxies(t *testing.T) {
+	env, err := os.ReadFile("../../config/manager/payoutd.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var value string
+	found := false
+	for _, line := range strings.Split(string(env), "\n") {
+		if v, ok := strings.CutPrefix(line, "TRUSTED_PROXIES="); ok {
+			value, found = v, true
+		}
+	}
+	if !found {
+		t.Fatal("config/manager/payoutd.env has no TRUSTED_PROXIES")
+	}
+	if _, err := parseFlags([]string{"--controllers=false", "--api-bind-address=:8080", "--trusted-proxies=" + value}); err != nil {
+		t.Errorf("the deployment's facade would not start: %v", err)
+	}
+}

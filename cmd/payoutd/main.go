@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -60,6 +62,7 @@ type options struct {
 	leaseDuration, renewDeadline    time.Duration
 	retryPeriod                     time.Duration
 	trustedProxies                  string
+	proxies                         []netip.Prefix // trustedProxies parsed by check
 	maxBodyBytes                    int64
 	sanctionsDir, bankDataDir       string
 	ratesFile, ratesURL             string
@@ -111,7 +114,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before it takes over (the handover time after a crash)")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops leading; shorter than the lease duration")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
-	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
+	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of the proxies in front of the facade (Ingress, load balancer) whose X-Forwarded-For is believed, or none when callers reach it directly; required unless --api-bind-address is a loopback address")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
 	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv); default: the embedded release. Reloaded on SIGHUP")
 	fs.StringVar(&o.bankDataDir, "bank-data-dir", "", "directory with newer bank-format data (layout of internal/bankaccount/data); default: embedded")
@@ -141,7 +144,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 }
 
 // check validates the parsed settings and takes the secrets given by environment variables.
-func (o *options) check() error {
+func (o *options) check() (err error) {
 	if !o.controllers && !o.api {
 		return errors.New("nothing to run: --controllers and --api are both false")
 	}
@@ -173,6 +176,9 @@ func (o *options) check() error {
 	}
 	if o.api {
 		if err := o.limits.Validate(); err != nil {
+			return err
+		}
+		if o.proxies, err = trustedProxies(o.trustedProxies, o.apiAddr); err != nil {
 			return err
 		}
 	}
@@ -346,6 +352,44 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	return mgr.Start(ctx)
 }
 
+// trustedProxies parses --trusted-proxies: CIDRs, or "none". Unset, it is refused when the
+// facade listens beyond loopback (issue 25 item 3): behind an Ingress or a load balancer every
+// caller then has the proxy's address, and six bad keys from anyone lock every tenant out of
+// the facade (spec 5.3). Only the operator knows whether a proxy is in front, so payoutd asks
+// rather than guesses; on loopback (make run, tests) the caller is the peer.
+func trustedProxies(value, apiAddr string) ([]netip.Prefix, error) {
+	value = strings.TrimSpace(value)
+	switch value {
+	case "none":
+		return nil, nil
+	case "":
+		if loopback(apiAddr) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("--trusted-proxies: the facade listens on %s, beyond loopback: set it to the CIDRs of the Ingress or load balancer in front of the facade, or to none when callers reach it directly (docs/operations/deploy.md)", apiAddr)
+	}
+	proxies, err := apiserver.ParsePrefixes(strings.Split(value, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--trusted-proxies: %w (CIDRs separated by commas, or none)", err)
+	}
+	return proxies, nil
+}
+
+// loopback reports whether a listen address is on loopback only: "127.0.0.1:8080",
+// "[::1]:0", "localhost:8080". An empty host (":8080") listens on every interface, and any
+// other host name counts as beyond loopback, since it may resolve to anything.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
 // newFacade builds the REST facade and its compliance and pricing parts.
 func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGate, addresses apiserver.DepositAddresses,
 	store *archive.Store, risk walletscreen.Screener, log logr.Logger) (*apiserver.Server, *sanctions.Screener, error) {
@@ -373,10 +417,6 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	if o.kycURL != "" {
 		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
 	}
-	proxies, err := apiserver.ParsePrefixes(strings.Split(o.trustedProxies, ","))
-	if err != nil {
-		return nil, nil, fmt.Errorf("--trusted-proxies: %w", err)
-	}
 	srv, err := apiserver.New(apiserver.Config{
 		Client:         mgr.GetClient(),
 		APIReader:      mgr.GetAPIReader(),
@@ -387,7 +427,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		Rates:          rates,
 		Clock:          clock.RealClock{},
 		Log:            ctrl.Log.WithName("facade"),
-		TrustedProxies: proxies,
+		TrustedProxies: o.proxies,
 		MaxBodyBytes:   o.maxBodyBytes,
 		Ready:          synced.err,
 		Deposits:       addresses,

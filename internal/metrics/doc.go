@@ -31,6 +31,7 @@
 //	payout_facade_rate_limited_total{limit}               counter: 429 answers, by per-key budget or "auth-failures" (RateLimited)
 //	payout_facade_auth_failures_total{reason}             counter: refused credentials: missing, malformed, invalid (AuthFailure)
 //	payout_facade_limit_store_errors_total{limit}         counter: failed calls to the shared limits store (Redis), by limit (LimitStoreError)
+//	payout_facade_busiest_client_share                    gauge: share of last minute's requests from the busiest client address (WatchBusiestClientShare)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
 //
 // Label values:

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,4 +128,25 @@ func AuthFailure(reason AuthReason) {
 // LimitAuthFailures.
 func LimitStoreError(limit string) {
 	limitStoreErrors.WithLabelValues(oneOf(limit, set(LimitStorePerKey, LimitAuthFailures))).Inc()
+}
+
+// WatchBusiestClientShare makes payout_facade_busiest_client_share report share() at every
+// scrape: the facade's measure of how much of its traffic its busiest client address sends.
+// Until it is called the gauge has no series (payoutd without the facade); a later call replaces
+// the function (tests build one facade after another in one process).
+func WatchBusiestClientShare(share func() float64) { facadeBusiestClient.fn.Store(&share) }
+
+// funcGauge is a gauge read from a function at scrape time, with no series until the function
+// is set.
+type funcGauge struct {
+	desc *prometheus.Desc
+	fn   atomic.Pointer[func() float64]
+}
+
+func (g *funcGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g *funcGauge) Collect(ch chan<- prometheus.Metric) {
+	if fn := g.fn.Load(); fn != nil {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, (*fn)())
+	}
 }

@@ -28,6 +28,7 @@ func TestCatalogIsRegistered(t *testing.T) {
 	described := map[string]string{}
 	// Gathering lists only metrics with series: give each one.
 	metrics.WatchRatesAge(func() (time.Duration, bool) { return time.Minute, true })
+	metrics.WatchBusiestClientShare(func() float64 { return 0.5 })
 	expired := metav1.NewTime(time.Now().Add(-time.Hour))
 	waiting := testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) { t.Spec.ExpiresAt = &expired })
 	metrics.CountTransfers(fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(waiting).Build())

@@ -13,6 +13,8 @@ func BenchmarkScreen(b *testing.B) {
 		{"refused_name_only", Subject{bnc, "", nil}},
 		{"refused_all_signals", Subject{em, "DE", motassadeqAddr}},
 		{"cleared_by_address", Subject{em, "DE", unrelatedAddr}},
+		{"refused_lookalikes", Subject{"B\u0430nco N\u0430cion\u0430l d\u0435 Cub\u0430", "", nil}},
+		{"clear_cyrillic", Subject{"\u0418\u0432\u0430\u043D \u041F\u0435\u0442\u0440\u043E\u0432", "RU", nil}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

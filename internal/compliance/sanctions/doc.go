@@ -6,7 +6,9 @@
 //
 // Name. The holder name and every list name are normalized and compared for equality; there is
 // no fuzzy or substring matching. Normalizing (normalize.go) folds case, strips accents (NFKD,
-// then nonspacing marks removed), deletes periods, apostrophes and invisible format characters,
+// then nonspacing marks removed), turns look-alike letters of other scripts into the ASCII
+// letters they pass for (UTS #39 confusables, confusables.go: Cyrillic "Ваnсо" = "Banco"),
+// deletes periods, apostrophes and invisible format characters,
 // and turns every other run of non-letters and non-digits into one space: "SAF TECH S.L." =
 // "Saf-Tech SL", "MOUNİR el motassadéq" = "Mounir El Motassadeq", but "S. L." ≠ "SL". The list names are each entry's SDN_Name
 // and every alias of alt.csv (aka, fka and nka alike). For individuals, whose names OFAC writes

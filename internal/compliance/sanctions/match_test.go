@@ -63,7 +63,18 @@ func TestScreen(t *testing.T) {
 		// Case and accents do not evade; other spellings are other names.
 		{"accents, dotted capital I", Subject{"MOUNİR el motassadéq", "DE", motassadeqAddr}, 7266, all},
 		{"hyphenated surname", Subject{"Mounir El-Motassadeq", "DE", nil}, 7266, nameCountry},
-		{"dotless i is another letter", Subject{"MOUNıR EL MOTASSADEQ", "", nil}, 0, nil},
+		{"dotless i passes for i", Subject{"MOUNıR EL MOTASSADEQ", "", nil}, 7266, nameOnly},
+
+		// Look-alike letters of other scripts (issue 25 item 2): each name below is a listed
+		// one with Latin letters swapped for letters that look the same.
+		{"Cyrillic а, е, о, с", Subject{"Banсо Nаcional dе Cuba", "", nil}, 306, nameOnly},
+		{"Cyrillic capitals", Subject{"ВАNCO NACIОNАL DE CUBА", "", nil}, 306, nameOnly},
+		{"Cyrillic і, Е in an individual's name", Subject{"Mounіr Еl Motassadeq", "DE", motassadeqAddr}, 7266, all},
+		{"Greek Α, Ο, Ι, Κ", Subject{"ΑSCΟTEC JAPAN Κ.Κ.", "JP", nil}, 11609, nameCountry},
+		{"Armenian օ, ս", Subject{"Mօսnir El Mօtassadeq", "", nil}, 7266, nameOnly},
+		{"Cherokee capitals", Subject{"ᏦᎪZEMI, Mohammad", "IR", nil}, 39656, nameCountry},
+		{"fullwidth letters", Subject{"ＪＡＤＨＡＶ, Deepak", "IN", nil}, 40201, nameCountry},
+		{"a name without look-alikes stays clear", Subject{"Иван Петров", "", nil}, 0, nil},
 		{"run-together surname is another name", Subject{"Mounir Elmotassadeq", "", nil}, 0, nil},
 		{"zero-width space does not evade", Subject{"Mou\u200Bnir El Motassadeq", "", nil}, 7266, nameOnly},
 

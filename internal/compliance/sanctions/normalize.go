@@ -17,7 +17,10 @@ import (
 //     "é" → "e", "İ" → "i". NFKD rather than NFD also folds look-alike compatibility forms
 //     (fullwidth "ＢＡＮＣＯ", ligatures "ﬁ", superscripts) to plain letters, which would otherwise
 //     be a cheap way to dodge an exact match. Letters that are not composed of a base letter
-//     and a mark stay distinct: "ø" ≠ "o", "ł" ≠ "l", "ı" (dotless i) ≠ "i".
+//     and a mark stay distinct, unless they are look-alikes (below): "ø" ≠ "o", "ł" ≠ "l".
+//   - Look-alike letters of other scripts become the ASCII letters they pass for (UTS #39
+//     confusables, confusables.go): Cyrillic "ВАNCО", Greek "ΒΑΝCΟ", Cherokee "ᏴᎪNᏟO" =
+//     "BANCO", and "ı" (dotless i) = "i". Characters without an ASCII look-alike stay.
 //   - Full Unicode case folding: "MOUNİR" = "mounir", "Straße" = "strasse".
 //   - Periods and apostrophes are deleted without leaving a gap, so abbreviations and elisions
 //     compare equal to their run-together spelling: "S.L." = "SL", "K.K." = "KK",
@@ -97,6 +100,11 @@ func normalizeUnicode(s string) string {
 		if isDeleted(r) || unicode.Is(unicode.Cf, r) {
 			return -1
 		}
+		// Look-alikes are folded before case folding, which would lose the shapes of capitals
+		// ("В" looks like "B", its small "в" like nothing Latin), and again below.
+		if c, ok := foldConfusable(r); ok {
+			return rune(c)
+		}
 		return r
 	}, s)
 	// Decompose before folding so that compatibility forms of capitals ("ᴬ", "㎒") are folded
@@ -110,6 +118,13 @@ func normalizeUnicode(s string) string {
 	b.Grow(len(s))
 	gap := false
 	for _, r := range s {
+		if r >= utf8.RuneSelf {
+			// a look-alike that decomposition or case folding produced ("ё" → "е" + mark; a
+			// Cherokee small letter → its capital): its ASCII letter, in lower case like the rest
+			if c, ok := foldConfusable(r); ok {
+				r = unicode.ToLower(rune(c))
+			}
+		}
 		switch {
 		case isDeleted(r) || unicode.Is(unicode.Cf, r):
 			// Checked before letters: U+02BC is a letter (Lm) yet an apostrophe, and decomposition
