@@ -32,6 +32,7 @@
 //	payout_facade_auth_failures_total{reason}             counter: refused credentials: missing, malformed, invalid (AuthFailure)
 //	payout_facade_limit_store_errors_total{limit}         counter: failed calls to the shared limits store (Redis), by limit (LimitStoreError)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
+//	payout_sanctions_list_age_seconds                     gauge: time since the screening list's publish date, -1 without a dated list (WatchSanctionsAge)
 //
 // Label values:
 //

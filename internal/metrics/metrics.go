@@ -29,6 +29,7 @@ const (
 	FacadeAuthFailuresName     = "payout_facade_auth_failures_total"
 	LimitStoreErrorsName       = "payout_facade_limit_store_errors_total"
 	RatesAgeName               = "payout_rates_age_seconds"
+	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
 )
 
 // Type is a metric's Prometheus type.
@@ -72,6 +73,7 @@ var Catalog = []Metric{
 	{FacadeAuthFailuresName, Counter, []string{"reason"}, "REST facade requests refused for their credential: missing, malformed or invalid."},
 	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
+	{SanctionsAgeName, Gauge, nil, "Time since the publish date of the sanctions list recipients are screened against; -1 while no list is loaded or its date is unknown. Screening answers 503 past --sanctions-max-age."},
 }
 
 func help(name string) string {
@@ -139,6 +141,7 @@ var (
 	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
 	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
+	sanctionsAge           = &optionalGauge{desc: prometheus.NewDesc(SanctionsAgeName, help(SanctionsAgeName), nil, nil)}
 )
 
 func init() {
@@ -149,7 +152,7 @@ func init() {
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors,
 	)
-	// ratesAge is registered by WatchRatesAge
+	// ratesAge is registered by WatchRatesAge, sanctionsAge by WatchSanctionsAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the
 	// first event instead of a series that appears with it.
 	for _, r := range []string{authMissing, authMalformed, authInvalid} {
