@@ -41,22 +41,30 @@ func Start(addr string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	emb, err := sanctions.Embedded()
-	if err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	s := &Server{url: "http://" + l.Addr().String(), entries: emb.Len(), files: map[string][]byte{
-		ratesPath: pricing.EmbeddedSnapshot(),
-		// The project carries the CSV edition only; the XML edition's header states its date.
-		sanctionsPath + sanctions.PublishFile: sanctions.PublishHeader(sanctions.EmbeddedPublished, emb.Len()),
-	}}
-	for _, name := range []string{sanctions.SDNFile, sanctions.AddressFile, sanctions.AliasFile} {
-		s.files[sanctionsPath+name] = sanctions.EmbeddedFile(name)
-	}
+	s := &Server{url: "http://" + l.Addr().String()}
+	s.Reset()
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(l) }()
 	return s, nil
+}
+
+// Reset serves the embedded data again, as at Start.
+func (s *Server) Reset() {
+	emb, err := sanctions.Embedded()
+	if err != nil {
+		panic("refdata: the embedded sanctions release: " + err.Error()) // its tests catch this
+	}
+	files := map[string][]byte{
+		ratesPath: pricing.EmbeddedSnapshot(),
+		// The project carries the CSV edition only; the XML edition's header states its date.
+		sanctionsPath + sanctions.PublishFile: sanctions.PublishHeader(sanctions.EmbeddedPublished, emb.Len()),
+	}
+	for _, name := range []string{sanctions.SDNFile, sanctions.AddressFile, sanctions.AliasFile} {
+		files[sanctionsPath+name] = sanctions.EmbeddedFile(name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files, s.entries = files, emb.Len()
 }
 
 // SanctionsURL is the directory of the OFAC files (payoutd's --sanctions-url).
