@@ -1,73 +1,40 @@
-package sanctions
+package sanctions_test
 
 import (
-	"bytes"
-	"net/http"
-	"net/http/httptest"
-	"path"
+	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
+	"github.com/stablepay/payout-operator/internal/dev/refdata"
 )
 
-// newlyListed is a name the embedded release does not hold; the "newer release" adds it.
-const newlyListed = "ZARYADYE FREIGHT FORWARDING LLC"
+const (
+	// newlyListed is a name the embedded release does not hold; the "newer release" adds it.
+	newlyListed = "ZARYADYE FREIGHT FORWARDING LLC"
+	bnc         = "Banco Nacional de Cuba"
+)
 
-// releaseFiles serves a release in OFAC's layout from a map the test may change between loads.
-type releaseFiles struct {
-	mu    sync.Mutex
-	files map[string][]byte
-}
-
-func (r *releaseFiles) set(name string, b []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.files[name] = b
-}
-
-func (r *releaseFiles) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	b, ok := r.files[path.Base(req.URL.Path)]
-	r.mu.Unlock()
-	if !ok {
-		http.NotFound(w, req)
-		return
-	}
-	_, _ = w.Write(b)
-}
-
-// embeddedRelease is the embedded release as OFAC's directory would serve it.
-func embeddedRelease(t *testing.T) *releaseFiles {
+// serve starts the reference data server with the embedded release.
+func serve(t *testing.T) *refdata.Server {
 	t.Helper()
-	return &releaseFiles{files: map[string][]byte{
-		SDNFile:     EmbeddedFile(SDNFile),
-		AddressFile: EmbeddedFile(AddressFile),
-		AliasFile:   EmbeddedFile(AliasFile),
-		PublishFile: PublishHeader(EmbeddedPublished, 13821),
-	}}
-}
-
-// withNewEntry returns the embedded sdn.csv and add.csv with one more entry appended, in
-// OFAC's layout (CRLF, the 0x1A end byte).
-func withNewEntry() (sdn, add []byte) {
-	trim := func(b []byte) []byte { return bytes.TrimRight(b, "\x1a\r\n") }
-	sdn = append(trim(EmbeddedFile(SDNFile)), "\r\n99999991,\""+newlyListed+"\",-0- ,\"RUSSIA-EO14024\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- \r\n\x1a"...)
-	add = append(trim(EmbeddedFile(AddressFile)), "\r\n99999991,99999991,\"Ulitsa Varvarka 6\",\"Moscow 109012\",\"Russia\",-0- \r\n\x1a"...)
-	return sdn, add
-}
-
-func feedScreener(t *testing.T, r *releaseFiles, opts ...Option) *Screener {
-	t.Helper()
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	f, err := NewFeed(Feed{SDNURL: srv.URL + "/ofac/downloads/"})
+	r, err := refdata.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewScreener(f.Load, opts...)
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func feedScreener(t *testing.T, r *refdata.Server, opts ...sanctions.Option) *sanctions.Screener {
+	t.Helper()
+	f, err := sanctions.NewFeed(sanctions.Feed{SDNURL: r.SanctionsURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sanctions.NewScreener(f.Load, opts...)
 	if err := s.LastError(); err != nil {
 		t.Fatalf("first load: %v", err)
 	}
@@ -75,23 +42,20 @@ func feedScreener(t *testing.T, r *releaseFiles, opts ...Option) *Screener {
 }
 
 func TestFeedRefreshBringsNewNames(t *testing.T) {
-	r := embeddedRelease(t)
+	r := serve(t)
 	s := feedScreener(t, r)
-	if m, err := s.Screen(Subject{Name: newlyListed}); m != nil || err != nil {
+	if m, err := s.Screen(sanctions.Subject{Name: newlyListed}); m != nil || err != nil {
 		t.Fatalf("before the refresh: %+v, %v; want clear", m, err)
 	}
-	if !s.List().Published().Equal(EmbeddedPublished) {
-		t.Errorf("published %v, want %v", s.List().Published(), EmbeddedPublished)
+	if !s.List().Published().Equal(sanctions.EmbeddedPublished) {
+		t.Errorf("published %v, want %v", s.List().Published(), sanctions.EmbeddedPublished)
 	}
-	sdn, add := withNewEntry()
-	r.set(SDNFile, sdn)
-	r.set(AddressFile, add)
 	newer := time.Date(2024, 1, 11, 0, 0, 0, 0, time.UTC)
-	r.set(PublishFile, PublishHeader(newer, 13822))
+	r.AddSanctionsEntry(newer, 99999991, newlyListed, "Moscow 109012", "Russia")
 	if err := s.Reload(); err != nil {
 		t.Fatalf("refresh: %v", err)
 	}
-	m, err := s.Screen(Subject{Name: "Zaryadye Freight Forwarding, LLC", Country: "RU"})
+	m, err := s.Screen(sanctions.Subject{Name: "Zaryadye Freight Forwarding, LLC", Country: "RU"})
 	if err != nil || m == nil || m.EntNum != 99999991 {
 		t.Fatalf("after the refresh: %+v, %v; want a match with entry 99999991", m, err)
 	}
@@ -101,33 +65,32 @@ func TestFeedRefreshBringsNewNames(t *testing.T) {
 }
 
 func TestFeedRefusesBadReleasesAndKeepsTheOldList(t *testing.T) {
-	sdn, add := withNewEntry()
-	half := EmbeddedFile(SDNFile)[:len(EmbeddedFile(SDNFile))/2]
+	sdn := sanctions.EmbeddedFile(sanctions.SDNFile)
 	tests := []struct {
 		name    string
-		files   map[string][]byte
+		change  func(r *refdata.Server)
 		wantErr string
 	}{
-		{"truncated sdn.csv", map[string][]byte{SDNFile: half}, ""},
-		{"a consistent but small release", map[string][]byte{SDNFile: []byte(tinySDN), AddressFile: []byte(tinyAdd), AliasFile: []byte(tinyAlt)},
-			"fewer than the 10000"},
-		{"an older release", map[string][]byte{SDNFile: sdn, AddressFile: add,
-			PublishFile: PublishHeader(EmbeddedPublished.AddDate(0, 0, -14), 13822)}, "before the 2023-12-28"},
-		{"no publish date", map[string][]byte{PublishFile: []byte("<sdnList><sdnEntry/></sdnList>")}, "no publshInformation"},
-		{"sdn.xml missing", map[string][]byte{PublishFile: nil}, "HTTP 404"},
+		{"truncated sdn.csv", func(r *refdata.Server) { r.SetSanctionsFile(sanctions.SDNFile, sdn[:len(sdn)/2]) }, "sdn.csv"},
+		{"a consistent but small release", func(r *refdata.Server) {
+			r.SetSanctionsFile(sanctions.SDNFile, []byte("7,\"SMALL RELEASE CO\",-0- ,\"SDGT\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- \r\n"))
+			r.SetSanctionsFile(sanctions.AddressFile, []byte("7,8,-0- ,-0- ,\"Cuba\",-0- \r\n"))
+			r.SetSanctionsFile(sanctions.AliasFile, []byte{})
+		}, "fewer than the 10000"},
+		{"an older release", func(r *refdata.Server) {
+			r.AddSanctionsEntry(sanctions.EmbeddedPublished.AddDate(0, 0, -14), 99999992, newlyListed, "Moscow", "Russia")
+		}, "before the 2023-12-28"},
+		{"no publish date", func(r *refdata.Server) {
+			r.SetSanctionsFile(sanctions.PublishFile, []byte("<sdnList><sdnEntry/></sdnList>"))
+		}, "no publshInformation"},
+		{"sdn.xml missing", func(r *refdata.Server) { r.SetSanctionsFile(sanctions.PublishFile, nil) }, "HTTP 404"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := embeddedRelease(t)
+			r := serve(t)
 			s := feedScreener(t, r)
 			before := s.List()
-			for name, b := range tt.files {
-				if b == nil {
-					delete(r.files, name)
-					continue
-				}
-				r.set(name, b)
-			}
+			tt.change(r)
 			err := s.Reload()
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Reload = %v; want an error containing %q", err, tt.wantErr)
@@ -135,7 +98,7 @@ func TestFeedRefusesBadReleasesAndKeepsTheOldList(t *testing.T) {
 			if s.List() != before || s.LastError() == nil {
 				t.Errorf("the list in force changed (%v) or LastError is nil (%v)", s.List().Source(), s.LastError())
 			}
-			if m, err := s.Screen(Subject{Name: bnc}); m == nil || err != nil {
+			if m, err := s.Screen(sanctions.Subject{Name: bnc}); m == nil || err != nil {
 				t.Errorf("the old list no longer screens: %+v, %v", m, err)
 			}
 		})
@@ -143,22 +106,26 @@ func TestFeedRefusesBadReleasesAndKeepsTheOldList(t *testing.T) {
 }
 
 func TestFeedMergesTheConsolidatedList(t *testing.T) {
-	r := embeddedRelease(t)
-	r.set(ConsPrimFile, []byte("7001,\"KHARKOV NONSDN TRADERS\",-0- ,\"CAATSA - RUSSIA\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- \r\n"))
-	r.set(ConsAddFile, []byte("7001,7002,-0- ,-0- ,\"Russia\",-0- \r\n"))
-	r.set(ConsAltFile, []byte(""))
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	f, err := NewFeed(Feed{SDNURL: srv.URL + "/sdn/", ConsolidatedURL: srv.URL + "/consolidated/"})
+	r := serve(t)
+	cons := map[string]string{
+		sanctions.ConsPrimFile: "7001,\"KHARKOV NONSDN TRADERS\",-0- ,\"CAATSA - RUSSIA\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- \r\n",
+		sanctions.ConsAddFile:  "7001,7002,-0- ,-0- ,\"Russia\",-0- \r\n",
+		sanctions.ConsAltFile:  "",
+	}
+	// the consolidated files beside the SDN files: the test needs one directory only
+	for name, data := range cons {
+		r.SetSanctionsFile(name, []byte(data))
+	}
+	f, err := sanctions.NewFeed(sanctions.Feed{SDNURL: r.SanctionsURL(), ConsolidatedURL: r.SanctionsURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewScreener(f.Load)
+	s := sanctions.NewScreener(f.Load)
 	if err := s.LastError(); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"Kharkov NonSDN Traders", bnc} {
-		if m, err := s.Screen(Subject{Name: name}); m == nil || err != nil {
+		if m, err := s.Screen(sanctions.Subject{Name: name}); m == nil || err != nil {
 			t.Errorf("%s: %+v, %v; want a match", name, m, err)
 		}
 	}
@@ -168,13 +135,15 @@ func TestFeedMergesTheConsolidatedList(t *testing.T) {
 }
 
 func TestScreenerPastMaxAgeIsUnavailable(t *testing.T) {
-	now := EmbeddedPublished.Add(7*24*time.Hour - time.Second)
-	s := feedScreener(t, embeddedRelease(t), WithMaxAge(7*24*time.Hour), WithClock(func() time.Time { return now }))
-	if m, err := s.Screen(Subject{Name: bnc}); m == nil || err != nil {
+	now := sanctions.EmbeddedPublished.Add(7*24*time.Hour - time.Second)
+	s := feedScreener(t, serve(t), sanctions.WithMaxAge(7*24*time.Hour), sanctions.WithClock(func() time.Time { return now }))
+	if m, err := s.Screen(sanctions.Subject{Name: bnc}); m == nil || err != nil {
 		t.Fatalf("within the age: %+v, %v; want a match", m, err)
 	}
 	now = now.Add(2 * time.Second)
-	wantUnavailable(t, s)
+	if m, err := s.Screen(sanctions.Subject{Name: bnc}); m != nil || apierror.CodeOf(err) != apierror.Unavailable {
+		t.Fatalf("past the age: %+v, %v; want Unavailable", m, err)
+	}
 	if !s.Stale() {
 		t.Error("Stale() = false past the age")
 	}
@@ -184,15 +153,44 @@ func TestScreenerPastMaxAgeIsUnavailable(t *testing.T) {
 }
 
 func TestScreenerWithMaxAgeRefusesAListOfUnknownDate(t *testing.T) {
-	s := NewScreener(func() (*List, error) {
-		return Parse(strings.NewReader(tinySDN), strings.NewReader(tinyAdd), strings.NewReader(tinyAlt), strings.NewReader(tinyCountries))
-	},
-		WithMaxAge(time.Hour))
+	undated := func() (*sanctions.List, error) {
+		return sanctions.Parse(strings.NewReader("7,\"UNDATED CO\",-0- ,\"SDGT\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- \r\n"),
+			strings.NewReader(""), strings.NewReader(""), strings.NewReader("ofac_country,iso_alpha2\r\nCuba,CU\r\n"))
+	}
+	s := sanctions.NewScreener(undated, sanctions.WithMaxAge(time.Hour))
 	if err := s.LastError(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Screen(Subject{Name: bnc})
-	if apierror.CodeOf(err) != apierror.Unavailable {
+	if _, err := s.Screen(sanctions.Subject{Name: "Undated Co"}); apierror.CodeOf(err) != apierror.Unavailable {
 		t.Errorf("Screen error %v; want Unavailable", err)
+	}
+}
+
+func TestScreenerRunRefreshes(t *testing.T) {
+	r := serve(t)
+	s := feedScreener(t, r)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports := make(chan error, 100)
+	go s.Run(ctx, 20*time.Millisecond, func(err error) {
+		select {
+		case reports <- err:
+		default:
+		}
+	})
+	r.AddSanctionsEntry(sanctions.EmbeddedPublished.AddDate(0, 0, 1), 99999993, newlyListed, "Moscow", "Russia")
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case err := <-reports:
+			if err != nil {
+				t.Fatalf("a refresh failed: %v", err)
+			}
+			if m, _ := s.Screen(sanctions.Subject{Name: newlyListed}); m != nil {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the new release was not loaded by Run within 10s")
+		}
 	}
 }

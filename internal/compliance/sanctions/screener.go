@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/poll"
 )
 
 // Screener holds the list in use and swaps in new releases without stopping screening: readers
@@ -140,24 +141,17 @@ func (s *Screener) LastError() error {
 // interval), and reports every result to report (nil: a new list is in force). The first load
 // is NewScreener's.
 func (s *Screener) Run(ctx context.Context, interval time.Duration, report func(error)) {
-	wait := interval
+	retry := min(interval, time.Minute)
+	first := interval
 	if s.LastError() != nil {
-		wait = min(interval, time.Minute)
+		first = retry
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
+	poll.Loop(ctx, first, func() time.Duration {
 		err := s.Reload()
 		report(err)
-		wait = interval
 		if err != nil {
-			wait = min(interval, time.Minute)
+			return retry
 		}
-		timer.Reset(wait)
-	}
+		return interval
+	})
 }

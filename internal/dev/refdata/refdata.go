@@ -73,7 +73,8 @@ func (s *Server) SanctionsURL() string { return s.url + sanctionsPath }
 // RatesURL is the rate feed (payoutd's --rates-url).
 func (s *Server) RatesURL() string { return s.url + ratesPath }
 
-// SetSanctionsFile replaces one file of the OFAC directory (sanctions.SDNFile, ...).
+// SetSanctionsFile replaces one file of the OFAC directory (sanctions.SDNFile, ...); nil
+// removes it (404).
 func (s *Server) SetSanctionsFile(name string, data []byte) { s.set(sanctionsPath+name, data) }
 
 // AddSanctionsEntry publishes a new release dated published: the current one with one more
@@ -95,6 +96,10 @@ func (s *Server) AddSanctionsEntry(published time.Time, entNum int, name, city, 
 func (s *Server) set(p string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if data == nil {
+		delete(s.files, p)
+		return
+	}
 	s.files[p] = data
 }
 
