@@ -20,7 +20,8 @@ func TestConfigFileSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !o.leaderElect || o.leaseDuration != 15*time.Second || o.fiat.BaseURL != "https://api.bank.example" ||
-		o.mail.Addr != "smtp.example.com:587" || o.transferExpiry != 24*time.Hour || o.chains.File != "/etc/payout/chains.yaml" {
+		o.mail.Addr != "smtp.example.com:587" || o.transferExpiry != 24*time.Hour || o.chains.File != "/etc/payout/chains.yaml" ||
+		o.sanctionsURL != "https://www.treasury.gov/ofac/downloads/" || o.sanctionsMaxAge != 7*24*time.Hour {
 		t.Errorf("settings not applied: %+v", o)
 	}
 	if o.transferWorkers != 4 {
@@ -37,6 +38,8 @@ func TestConfigFileErrors(t *testing.T) {
 		"transfer-expiry: tomorrow\n": `setting "transfer-expiry": invalid value "tomorrow"`,
 		"transfer-expiry: 30s\n":      `--transfer-expiry: 30s is shorter than a minute`,
 		"leader-elect-lease-duration: 5s\nleader-elect-renew-deadline: 10s\n": "--leader-elect-lease-duration (5s) > --leader-elect-renew-deadline (10s)",
+		"sanctions-url: https://x.example/\nsanctions-dir: /data\n":           "set one source of the sanctions list, not both",
+		"sanctions-consolidated-url: https://x.example/c/\n":                  "--sanctions-consolidated-url needs --sanctions-url",
 	} {
 		path := filepath.Join(dir, "c.yaml")
 		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {

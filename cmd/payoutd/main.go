@@ -65,6 +65,9 @@ type options struct {
 	proxies                         []netip.Prefix // trustedProxies parsed by check
 	maxBodyBytes                    int64
 	sanctionsDir, bankDataDir       string
+	sanctionsURL, sanctionsConsURL  string
+	sanctionsRefresh                time.Duration
+	sanctionsMaxAge                 time.Duration
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
 	kycURL, kycToken                string
@@ -116,7 +119,11 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of the proxies in front of the facade (Ingress, load balancer) whose X-Forwarded-For is believed, or none when callers reach it directly; required unless --api-bind-address is a loopback address")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
-	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv); default: the embedded release. Reloaded on SIGHUP")
+	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv, and sdn.xml for its publish date); default: the embedded release. Reloaded on SIGHUP")
+	fs.StringVar(&o.sanctionsURL, "sanctions-url", "", "OFAC's download directory, polled for the SDN list (sdn.csv, add.csv, alt.csv; the publish date from sdn.xml's header), e.g. https://www.treasury.gov/ofac/downloads/ (docs/operations/compliance-data.md). Also fetched on SIGHUP; not with --sanctions-dir")
+	fs.StringVar(&o.sanctionsConsURL, "sanctions-consolidated-url", "", "directory of OFAC's consolidated non-SDN list (cons_prim.csv, cons_add.csv, cons_alt.csv), screened beside the SDN list, e.g. https://www.treasury.gov/ofac/downloads/consolidated/; needs --sanctions-url")
+	fs.DurationVar(&o.sanctionsRefresh, "sanctions-refresh-interval", time.Hour, "how often --sanctions-url is polled (a failed poll is retried after a minute)")
+	fs.DurationVar(&o.sanctionsMaxAge, "sanctions-max-age", 7*24*time.Hour, "recipient screening answers 503 once the list's publish date is older than this (the embedded release is from 2023, so a deployment must load a newer one); 0 disables the limit (development only)")
 	fs.StringVar(&o.bankDataDir, "bank-data-dir", "", "directory with newer bank-format data (layout of internal/bankaccount/data); default: embedded")
 	fs.StringVar(&o.ratesFile, "rates-file", "", "a rate snapshot file to price from; default: the embedded snapshot")
 	fs.StringVar(&o.ratesURL, "rates-url", "", "a live rate source polled by the refresher; quotes fail with 503 once its rates are older than --rates-max-age")
@@ -170,6 +177,15 @@ func (o *options) check() (err error) {
 	if o.leaseDuration <= o.renewDeadline || o.renewDeadline <= o.retryPeriod || o.retryPeriod <= 0 {
 		return fmt.Errorf("leader election: need --leader-elect-lease-duration (%v) > --leader-elect-renew-deadline (%v) > --leader-elect-retry-period (%v) > 0",
 			o.leaseDuration, o.renewDeadline, o.retryPeriod)
+	}
+	if o.sanctionsURL != "" && o.sanctionsDir != "" {
+		return errors.New("--sanctions-url and --sanctions-dir: set one source of the sanctions list, not both")
+	}
+	if o.sanctionsConsURL != "" && o.sanctionsURL == "" {
+		return errors.New("--sanctions-consolidated-url needs --sanctions-url")
+	}
+	if o.sanctionsRefresh < time.Minute {
+		return fmt.Errorf("--sanctions-refresh-interval: %v is shorter than a minute", o.sanctionsRefresh)
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
 		return fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
@@ -348,6 +364,9 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 			return err
 		}
 		go reloadOnHangup(ctx, screener, log)
+		if o.sanctionsURL != "" {
+			go screener.Run(ctx, o.sanctionsRefresh, func(err error) { logReload(log, screener, err) })
+		}
 	}
 	return mgr.Start(ctx)
 }
@@ -401,13 +420,26 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		}
 	}
 	load := sanctions.Embedded
-	if o.sanctionsDir != "" {
+	switch {
+	case o.sanctionsDir != "":
 		load = func() (*sanctions.List, error) { return sanctions.LoadDir(o.sanctionsDir) }
+	case o.sanctionsURL != "":
+		feed, err := sanctions.NewFeed(sanctions.Feed{SDNURL: o.sanctionsURL, ConsolidatedURL: o.sanctionsConsURL})
+		if err != nil {
+			return nil, nil, err
+		}
+		load = feed.Load
 	}
-	screener := sanctions.NewScreener(load)
+	if o.sanctionsMaxAge <= 0 {
+		log.Info("--sanctions-max-age=0: recipients are screened against the list however old it is (development only)")
+	}
+	screener := sanctions.NewScreener(load, sanctions.WithMaxAge(o.sanctionsMaxAge))
+	payoutmetrics.WatchSanctionsAge(screener.Age)
 	if err := screener.LastError(); err != nil {
 		// Fail closed, not down: recipient creation answers 503 until a reload succeeds.
 		log.Error(err, "sanctions data could not be loaded; recipient screening will answer 503 until a reload succeeds")
+	} else {
+		logReload(log, screener, nil)
 	}
 	rates, err := rateSource(ctx, o, log)
 	if err != nil {
@@ -466,6 +498,10 @@ func rateSource(ctx context.Context, o *options, log logr.Logger) (pricing.RateS
 		if err != nil {
 			return nil, err
 		}
+		// The first poll before the facade opens, so a starting replica quotes at once.
+		if err := r.Refresh(ctx); err != nil {
+			log.Error(err, "the rate feed could not be read; quotes answer 503 until a poll succeeds")
+		}
 		go r.Run(ctx)
 		// The age of the rates in force is the number an operator watches: quotes stop at MaxAge.
 		payoutmetrics.WatchRatesAge(r.Age)
@@ -487,13 +523,24 @@ func reloadOnHangup(ctx context.Context, s *sanctions.Screener, log logr.Logger)
 		case <-ctx.Done():
 			return
 		case <-hup:
-			if err := s.Reload(); err != nil {
-				log.Error(err, "sanctions reload failed; the previous list stays in force")
-				continue
-			}
-			log.Info("sanctions list reloaded", "entries", s.List().Len(), "source", s.List().Source())
+			logReload(log, s, s.Reload())
 		}
 	}
+}
+
+// logReload logs the outcome of a load of the sanctions list: the publish date of the list in
+// force is what an operator checks (payout_sanctions_list_age_seconds counts from it).
+func logReload(log logr.Logger, s *sanctions.Screener, err error) {
+	l := s.List()
+	if err != nil {
+		kv := []any{"haveList", l != nil}
+		if l != nil {
+			kv = append(kv, "published", l.Published(), "stale", s.Stale())
+		}
+		log.Error(err, "sanctions list load failed; the previous list stays in force", kv...)
+		return
+	}
+	log.Info("sanctions list in force", "published", l.Published(), "entries", l.Len(), "stale", s.Stale(), "source", l.Source())
 }
 
 // warmKinds are read by the facade; their informers start (and sync) before it reports ready,

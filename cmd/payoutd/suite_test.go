@@ -31,6 +31,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/dev/devenv"
+	"github.com/stablepay/payout-operator/internal/dev/refdata"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 	"github.com/stablepay/payout-operator/test/testenv"
@@ -48,11 +49,13 @@ func TestPayoutd(t *testing.T) {
 const bankToken = "payoutd-suite-bank"
 
 var (
-	env     *testenv.Env
-	chains  *devchain.Set
-	base    *devchain.Chain
-	bank    *simbank.Server
-	sink    *smtpsink.Sink
+	env    *testenv.Env
+	chains *devchain.Set
+	base   *devchain.Chain
+	bank   *simbank.Server
+	sink   *smtpsink.Sink
+	// refs serves the embedded sanctions release and rate snapshot to payoutd's refreshers.
+	refs    *refdata.Server
 	workdir string
 	// chainConfig is payoutd's chain configuration of the dev chain.
 	chainConfig string
@@ -79,6 +82,9 @@ var _ = BeforeSuite(func() {
 	sink, err = smtpsink.Start(smtpsink.Options{Addr: "127.0.0.1:0", Dir: filepath.Join(workdir, "mail")})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(sink.Close)
+	refs, err = refdata.Start("127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(refs.Close)
 })
 
 // payoutdArgs are the flags of a payoutd of this suite.
@@ -93,6 +99,10 @@ func payoutdArgs(apiAddr string, extra ...string) []string {
 		// the suite starts payoutd again and again on one cluster: a pause between two specs is
 		// no restore (restore_test.go sets its own)
 		"--recovery-gap", "24h",
+		// the reference data through the refresh paths a deployment uses; the embedded release
+		// is from 2023, so its age is not limited here (freshness_test.go limits it)
+		"--sanctions-url", refs.SanctionsURL(), "--sanctions-max-age", "0",
+		"--rates-url", refs.RatesURL(),
 	}, extra...)
 }
 

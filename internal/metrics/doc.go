@@ -33,6 +33,7 @@
 //	payout_facade_limit_store_errors_total{limit}         counter: failed calls to the shared limits store (Redis), by limit (LimitStoreError)
 //	payout_facade_busiest_client_share                    gauge: share of last minute's requests from the busiest client address (WatchBusiestClientShare)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
+//	payout_sanctions_list_age_seconds                     gauge: time since the screening list's publish date, -1 without a dated list (WatchSanctionsAge)
 //
 // Label values:
 //

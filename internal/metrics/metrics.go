@@ -30,6 +30,7 @@ const (
 	LimitStoreErrorsName       = "payout_facade_limit_store_errors_total"
 	FacadeBusiestClientName    = "payout_facade_busiest_client_share"
 	RatesAgeName               = "payout_rates_age_seconds"
+	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
 )
 
 // Type is a metric's Prometheus type.
@@ -74,6 +75,7 @@ var Catalog = []Metric{
 	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{FacadeBusiestClientName, Gauge, nil, "Share (0 to 1) of the REST facade's requests in the last complete minute that came from its busiest client address (an IPv4 address or IPv6 /64, as the brute-force limits count them), probes left out. Near 1 on a facade many tenants use, the facade sees a proxy's address instead of its callers' (--trusted-proxies), and one tenant's bad keys block them all."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
+	{SanctionsAgeName, Gauge, nil, "Time since the publish date of the sanctions list recipients are screened against; -1 while no list is loaded or its date is unknown. Screening answers 503 past --sanctions-max-age."},
 }
 
 func help(name string) string {
@@ -142,6 +144,7 @@ var (
 	facadeBusiestClient    = &funcGauge{desc: newDesc(FacadeBusiestClientName)}
 	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
+	sanctionsAge           = &optionalGauge{desc: prometheus.NewDesc(SanctionsAgeName, help(SanctionsAgeName), nil, nil)}
 )
 
 func init() {
@@ -152,7 +155,7 @@ func init() {
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors, facadeBusiestClient,
 	)
-	// ratesAge is registered by WatchRatesAge
+	// ratesAge is registered by WatchRatesAge, sanctionsAge by WatchSanctionsAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the
 	// first event instead of a series that appears with it.
 	for _, r := range []string{authMissing, authMalformed, authInvalid} {

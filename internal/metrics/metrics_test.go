@@ -29,6 +29,7 @@ func TestCatalogIsRegistered(t *testing.T) {
 	// Gathering lists only metrics with series: give each one.
 	metrics.WatchRatesAge(func() (time.Duration, bool) { return time.Minute, true })
 	metrics.WatchBusiestClientShare(func() float64 { return 0.5 })
+	metrics.WatchSanctionsAge(func() (time.Duration, bool) { return time.Hour, true })
 	expired := metav1.NewTime(time.Now().Add(-time.Hour))
 	waiting := testgen.Transfer("payout-acme", "0123456789abcdef01234567", func(t *payoutv1.Transfer) { t.Spec.ExpiresAt = &expired })
 	metrics.CountTransfers(fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(waiting).Build())
@@ -357,5 +358,16 @@ func TestStuckAndAttention(t *testing.T) {
 		if got := s.Sum(metrics.TransfersAttentionName, "reason", reason); got != want {
 			t.Errorf("needing attention{reason=%s} = %v, want %v", reason, got, want)
 		}
+	}
+}
+
+func TestSanctionsAge(t *testing.T) {
+	metrics.WatchSanctionsAge(func() (time.Duration, bool) { return 0, false })
+	if got := metricstest.MustGather(t).Sum(metrics.SanctionsAgeName); got != -1 {
+		t.Errorf("sanctions age %v without a dated list, want -1", got)
+	}
+	metrics.WatchSanctionsAge(func() (time.Duration, bool) { return 3 * 24 * time.Hour, true })
+	if got := metricstest.MustGather(t).Sum(metrics.SanctionsAgeName); got != 3*86400 {
+		t.Errorf("sanctions age %v, want 259200", got)
 	}
 }

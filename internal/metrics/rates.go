@@ -28,6 +28,16 @@ func WatchRatesAge(age func() (time.Duration, bool)) {
 
 var registerRatesAge sync.Once
 
+// WatchSanctionsAge makes payout_sanctions_list_age_seconds report age() at every scrape: the
+// time since the publish date of the sanctions list in force, or -1 (ok false) without a dated
+// list. The facade calls it with its Screener's Age; a later call replaces the function.
+func WatchSanctionsAge(age func() (time.Duration, bool)) {
+	sanctionsAge.fn.Store(&age)
+	registerSanctionsAge.Do(func() { ctrlmetrics.Registry.MustRegister(sanctionsAge) })
+}
+
+var registerSanctionsAge sync.Once
+
 // optionalGauge is a gauge read from a function, with no series until the function is set.
 type optionalGauge struct {
 	desc *prometheus.Desc

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/poll"
 )
 
 // RefresherConfig configures a Refresher.
@@ -184,23 +185,13 @@ func (r *Refresher) fetch(ctx context.Context) (*RateTable, error) {
 // ends. Failures are logged and do not stop the loop; Rates turns them into 503s once the held
 // rates pass MaxAge.
 func (r *Refresher) Run(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
+	poll.Loop(ctx, 0, func() time.Duration {
+		err := r.Refresh(ctx)
+		if err == nil || ctx.Err() != nil {
+			return r.cfg.Interval
 		}
-		wait := r.cfg.Interval
-		if err := r.Refresh(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			wait = r.cfg.RetryInterval
-			age, ok := r.Age()
-			r.cfg.Logger.Warn("exchange-rate poll failed", "err", err, "have_rates", ok, "age", age, "max_age", r.cfg.MaxAge)
-		}
-		timer.Reset(wait)
-	}
+		age, ok := r.Age()
+		r.cfg.Logger.Warn("exchange-rate poll failed", "err", err, "have_rates", ok, "age", age, "max_age", r.cfg.MaxAge)
+		return r.cfg.RetryInterval
+	})
 }

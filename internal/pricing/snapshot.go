@@ -59,6 +59,10 @@ func LoadSnapshotFile(path string) (*Snapshot, error) {
 	return &Snapshot{table: t}, nil
 }
 
+// EmbeddedSnapshot returns the embedded snapshot document as shipped; the dev environment
+// serves it to payoutd's Refresher.
+func EmbeddedSnapshot() []byte { return embeddedRates }
+
 // Rates returns the snapshot's table.
 func (s *Snapshot) Rates(context.Context) (*RateTable, error) { return s.table, nil }
 

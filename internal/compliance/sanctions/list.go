@@ -3,6 +3,7 @@ package sanctions
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // List is one parsed SDN release with its name index. It is never modified after Parse
@@ -14,6 +15,9 @@ type List struct {
 	// (common personal names, vessels renamed after owners), and each is judged on its own.
 	byName map[string][]nameRef
 	source string
+	// published is the release's publish date (Publish_Date of its sdn.xml); zero when the
+	// release came without one, which no age limit accepts.
+	published time.Time
 	// unmapped lists add.csv country names missing from the country mapping file.
 	unmapped []string
 }
@@ -53,6 +57,9 @@ func (l *List) Len() int { return len(l.entries) }
 // Source describes where the list was loaded from and which data it is (entry count and
 // SHA-256 prefixes of the files), for start-up logs and the audit trail of a refusal.
 func (l *List) Source() string { return l.source }
+
+// Published returns the release's publish date, or the zero time when it is not known.
+func (l *List) Published() time.Time { return l.published }
 
 // UnmappedCountries returns the add.csv country names that the country mapping file does not
 // list (blank codes in the file are deliberate and not reported). A newer release can bring new
@@ -119,4 +126,18 @@ func naturalOrder(name string) string {
 	}
 	out := append(given, strings.TrimSpace(parts[0]))
 	return strings.Join(append(out, suffix...), " ")
+}
+
+// merge returns one list screening against the entries of both: the SDN list and the
+// consolidated non-SDN list are separate releases (their ent_num values are not promised to be
+// disjoint), each parsed on its own, so the index is rebuilt over the concatenation.
+func merge(a, b *List) *List {
+	l := &List{
+		entries:   append(slices.Clip(a.entries), b.entries...),
+		source:    a.source + "; " + b.source,
+		published: a.published,
+		unmapped:  slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(a.unmapped), b.unmapped...)))),
+	}
+	l.buildIndex()
+	return l
 }

@@ -24,6 +24,9 @@ const (
 	AddressFile   = "add.csv"
 	AliasFile     = "alt.csv"
 	CountriesFile = "ofac-country-iso2.csv"
+	// PublishFile is OFAC's XML edition of the release; only its publshInformation header
+	// (Publish_Date) is read, since the CSV files carry no date.
+	PublishFile = "sdn.xml"
 )
 
 // Parse reads one SDN release in OFAC's legacy CSV layout (sdn.csv, add.csv, alt.csv) and the
@@ -49,7 +52,9 @@ var fileNames = [4]string{SDNFile, AddressFile, AliasFile, CountriesFile}
 
 // LoadDir loads a release from a directory holding sdn.csv, add.csv, alt.csv and
 // ofac-country-iso2.csv. A directory without the mapping file uses the embedded one, since OFAC
-// does not publish it; country names missing from it show up in UnmappedCountries.
+// does not publish it; country names missing from it show up in UnmappedCountries. The
+// release's sdn.xml, when the directory has it, gives its publish date (Published); without it
+// the date is unknown and a Screener with a maximum age refuses to screen with the list.
 func LoadDir(dir string) (*List, error) {
 	var files [4][]byte
 	origin := "dir " + dir
@@ -64,7 +69,22 @@ func LoadDir(dir string) (*List, error) {
 		}
 		files[i] = b
 	}
-	return parse(origin, files)
+	l, err := parse(origin, files)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, PublishFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sanctions: %w", err)
+	}
+	defer f.Close()
+	if l.published, err = ParsePublishDate(f); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // parse builds a List from the contents of the files in fileNames order; origin starts the

@@ -18,6 +18,7 @@ import (
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/dev/refdata"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 )
@@ -42,6 +43,8 @@ type services struct {
 	bankToken string
 	mail      *smtpsink.Sink
 	mailDir   string
+	// refs serves the embedded sanctions release and rate snapshot to payoutd's refreshers.
+	refs *refdata.Server
 	// chainConfig is the payoutd chain configuration file.
 	chainConfig string
 }
@@ -53,10 +56,13 @@ func (s *services) stop() {
 	if s.mail != nil {
 		_ = s.mail.Close()
 	}
+	if s.refs != nil {
+		_ = s.refs.Close()
+	}
 }
 
-// startServices starts the bank (its ledger kept in <dir>/bank across runs) and the SMTP sink
-// (messages in <dir>/mail), and writes the keys and the chain configuration of the chains.
+// startServices starts the bank (its ledger kept in <dir>/bank across runs), the SMTP sink
+// (messages in <dir>/mail) and the reference data server, and writes the keys and the chain configuration of the chains.
 func startServices(dir string, chains *devchain.Set) (*services, error) {
 	s := &services{mailDir: filepath.Join(dir, "mail")}
 	var err error
@@ -70,6 +76,10 @@ func startServices(dir string, chains *devchain.Set) (*services, error) {
 	if s.mail, err = smtpsink.Start(smtpsink.Options{Addr: "127.0.0.1:0", Dir: s.mailDir}); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("the SMTP sink: %w", err)
+	}
+	if s.refs, err = refdata.Start("127.0.0.1:0"); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("the reference data server: %w", err)
 	}
 	if s.chainConfig, err = WriteChainConfig(dir, chains); err != nil {
 		s.stop()
@@ -88,6 +98,13 @@ func (s *services) payoutdArgs() []string {
 		"--smtp-addr", s.mail.Addr(),
 		"--smtp-tls", "none",
 		"--smtp-from", "Payouts <payouts@payout.localhost>",
+		// The project's own copies of the reference data, through the refresh paths of a
+		// deployment. The embedded sanctions release is from 2023: its age is not limited here
+		// (CONTRACT.md: the local run screens against it); the rate snapshot is served fresh
+		// at every poll, so quotes never count it stale.
+		"--sanctions-url", s.refs.SanctionsURL(),
+		"--sanctions-max-age", "0",
+		"--rates-url", s.refs.RatesURL(),
 	}
 }
 
