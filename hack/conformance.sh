@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The end-to-end stage of `make test`: against one fresh `make run`, the conformance cases listed
-# in a ratchet file, then the README's walk-through (hack/walkthrough.sh).
+# in a ratchet file, then the README's walk-throughs (hack/walkthrough.sh): the REST one and the
+# MCP one of its "Agents" section.
 #
 # Usage: hack/conformance.sh CONFORMANCE_DIR PASS_FILE DEV_DIR READY_MINUTES
 # Starts `make run` with DEV_DIR as its state directory (so a developer's own .dev is left
@@ -85,3 +86,16 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 tail -n 1 "$dev/walkthrough.log"
+
+# The README's "Agents" walk-through on the same instance: the MCP Inspector's CLI, a client no
+# one here wrote, drives the tool server (its output: $dev/mcp-walkthrough.log).
+set +e
+WALKTHROUGH=mcp-walkthrough "$here/walkthrough.sh" "$dev" > "$dev/mcp-walkthrough.log" 2>&1
+status=$?
+set -e
+if [ "$status" -ne 0 ]; then
+  tail -n 40 "$dev/mcp-walkthrough.log"
+  echo "conformance: the README's MCP walk-through failed (full output: $dev/mcp-walkthrough.log; instance log: $log)"
+  exit "$status"
+fi
+tail -n 1 "$dev/mcp-walkthrough.log"

@@ -74,7 +74,8 @@ func (o *openAPI) at2(v any, keys ...string) any {
 }
 
 // resolve returns v with every local $ref replaced by what it names and OpenAPI 3.0's
-// "nullable" spelled as JSON Schema's type list; "example" (not JSON Schema) is dropped.
+// "nullable" and exclusive bounds spelled as JSON Schema says them; "example" (not JSON
+// Schema) is dropped.
 func (o *openAPI) resolve(v any) any { return o.resolveIn(v, false) }
 
 // resolveIn is resolve; names says v is a map of property names (whose keys are never keywords).
@@ -109,12 +110,9 @@ func (o *openAPI) resolveIn(v any, names bool) any {
 			}
 		}
 		if !names && t["nullable"] == true {
-			if typ, ok := out["type"].(string); ok {
-				out["type"] = []any{typ, "null"}
-			}
-			if enum, ok := out["enum"].([]any); ok {
-				out["enum"] = append(enum, nil)
-			}
+			// anyOf with a null branch, not a type list: clients that map schemas onto a
+			// single-type dialect (the MCP Inspector's portability check names them) keep it
+			return map[string]any{"anyOf": []any{out, map[string]any{"type": "null"}}}
 		}
 		return out
 	case []any:
