@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/ginkgo/v2"
@@ -53,6 +54,29 @@ func (o outcome) String() string { return fmt.Sprintf("%d %v", o.status, o.body)
 
 func (o outcome) error() string { s, _ := o.body["error"].(string); return s }
 
+// outputSchemas are the tools' output schemas, resolved once: every structured result is
+// checked against its tool's (the Go SDK's client does not check them; other clients do).
+var outputSchemas = map[string]*jsonschema.Resolved{}
+
+func outputSchema(s *mcp.ClientSession, tool string) *jsonschema.Resolved {
+	GinkgoHelper()
+	if rs, ok := outputSchemas[tool]; ok {
+		return rs
+	}
+	res, err := s.ListTools(ctx, nil)
+	Expect(err).NotTo(HaveOccurred())
+	for _, t := range res.Tools {
+		data, err := json.Marshal(t.OutputSchema)
+		Expect(err).NotTo(HaveOccurred())
+		var schema jsonschema.Schema
+		Expect(json.Unmarshal(data, &schema)).To(Succeed())
+		rs, err := schema.Resolve(nil)
+		Expect(err).NotTo(HaveOccurred(), "the output schema of %s", t.Name)
+		outputSchemas[t.Name] = rs
+	}
+	return outputSchemas[tool]
+}
+
 // call calls a tool and reads its result as an outcome.
 func call(s *mcp.ClientSession, tool string, args map[string]any) outcome {
 	GinkgoHelper()
@@ -70,6 +94,9 @@ func call(s *mcp.ClientSession, tool string, args map[string]any) outcome {
 	data, err := json.Marshal(res.StructuredContent)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(data).To(MatchJSON(text), "the text is the structured content")
+	var instance any
+	Expect(json.Unmarshal(data, &instance)).To(Succeed())
+	Expect(outputSchema(s, tool).Validate(instance)).To(Succeed(), "%s answered %s", tool, text)
 	var body map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -154,6 +181,8 @@ var _ = Describe("the MCP tool server (spec 1, issue 26)", func() {
 		q := byName["get_quote"].InputSchema.(map[string]any)
 		Expect(q["required"]).To(ConsistOf("sourceAmount", "targetCurrency"))
 		Expect(q["properties"]).To(HaveKeyWithValue("sourceAmount", HaveKeyWithValue("type", "number")))
+		// the output schemas are checked for real: a quote without its fields is not a quote
+		Expect(outputSchema(s, "get_quote").Validate(map[string]any{"quoteId": "x"})).NotTo(Succeed())
 	})
 
 	// Every operation through both interfaces, with good and bad input: the same status and the
