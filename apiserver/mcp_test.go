@@ -121,7 +121,11 @@ func rawMCP(c *caller, session string, msg map[string]any, header ...string) *re
 	GinkgoHelper()
 	b, err := json.Marshal(msg)
 	Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequest(http.MethodPost, srv.URL()+MCPPath, bytes.NewReader(b))
+	base := c.base
+	if base == "" {
+		base = srv.URL()
+	}
+	req, err := http.NewRequest(http.MethodPost, base+MCPPath, bytes.NewReader(b))
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -146,7 +150,7 @@ var initialize = map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize
 	"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}}
 
 var _ = Describe("the MCP tool server (spec 1, issue 26)", func() {
-	It("answers a request without a usable key as REST does: 401 with the same text, counted", func() {
+	It("answers a request without a usable key as REST does: 401 with the same text", func() {
 		a := newAccount()
 		for _, auth := range []string{"", "Bearer nope", "Bearer svc_live_nokey_secret"} {
 			c := a.c.as(auth)
@@ -155,6 +159,16 @@ var _ = Describe("the MCP tool server (spec 1, issue 26)", func() {
 			Expect(m.json()["error"]).To(Equal(r.json()["error"]))
 			Expect(m.header.Get("WWW-Authenticate")).To(Equal(r.header.Get("WWW-Authenticate")))
 		}
+	})
+
+	It("counts its bad credentials against the address's brute-force limit of REST", func() {
+		c := newCaller("Bearer svc_live_nokey_secret")
+		for i := 0; i < 5; i++ {
+			Expect(rawMCP(c, "", initialize).status).To(Equal(401))
+		}
+		Expect(errorText(c.get("/api/payouts/amount-limits"), 429)).To(Equal(msgBlocked))
+		good := newAccount()
+		Expect(rawMCP(c.as(good.c.auth), "", initialize).status).To(Equal(429), "a good key from a blocked address")
 	})
 
 	It("lists one tool per operation with object input schemas, output schemas and annotations", func() {
@@ -351,6 +365,11 @@ var _ = Describe("the MCP tool server (spec 1, issue 26)", func() {
 		r := rawMCP(a.c, "", initialize, "Origin", "http://evil.example")
 		Expect(r.status).To(Equal(403), "%s", r)
 		Expect(r.json()["error"]).To(ContainSubstring("origin"))
+		cfg := baseCfg
+		cfg.MCPAllowedOrigins = []string{"https://console.example"}
+		withOrigin := openServer(cfg)
+		Expect(rawMCP(a.c.on(withOrigin), "", initialize, "Origin", "https://console.example").status).To(Equal(200))
+		Expect(rawMCP(a.c.on(withOrigin), "", initialize, "Origin", "http://evil.example").status).To(Equal(403))
 		fenced := newAccount(func(acct *payoutv1.PayoutAccount) { acct.Spec.AllowedIPs = []string{"10.0.0.0/8"} })
 		m, rr := rawMCP(fenced.c, "", initialize), fenced.c.get("/api/payouts/amount-limits")
 		Expect(m.status).To(Equal(403))

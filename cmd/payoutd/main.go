@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -61,6 +62,7 @@ type options struct {
 	retryPeriod                     time.Duration
 	trustedProxies                  string
 	maxBodyBytes                    int64
+	mcpAllowedOrigins               string
 	sanctionsDir, bankDataDir       string
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
@@ -113,6 +115,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
+	fs.StringVar(&o.mcpAllowedOrigins, "mcp-allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed to call the MCP tool server at /mcp; empty (the default): a request carrying any Origin header is refused, as API keys are for server-side use")
 	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv); default: the embedded release. Reloaded on SIGHUP")
 	fs.StringVar(&o.bankDataDir, "bank-data-dir", "", "directory with newer bank-format data (layout of internal/bankaccount/data); default: embedded")
 	fs.StringVar(&o.ratesFile, "rates-file", "", "a rate snapshot file to price from; default: the embedded snapshot")
@@ -377,23 +380,33 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
+	var origins []string
+	for _, origin := range strings.Split(o.mcpAllowedOrigins, ",") {
+		if origin = strings.TrimSuffix(strings.TrimSpace(origin), "/"); origin != "" {
+			if u, err := url.Parse(origin); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+				return nil, nil, fmt.Errorf("--mcp-allowed-origins: %q is not an origin (scheme://host[:port])", origin)
+			}
+			origins = append(origins, origin)
+		}
+	}
 	srv, err := apiserver.New(apiserver.Config{
-		Client:         mgr.GetClient(),
-		APIReader:      mgr.GetAPIReader(),
-		Catalog:        catalog,
-		Sanctions:      screener,
-		KYC:            verifier,
-		WalletScreen:   risk,
-		Rates:          rates,
-		Clock:          clock.RealClock{},
-		Log:            ctrl.Log.WithName("facade"),
-		TrustedProxies: proxies,
-		MaxBodyBytes:   o.maxBodyBytes,
-		Ready:          synced.err,
-		Deposits:       addresses,
-		TransferExpiry: o.transferExpiry,
-		SharedLimits:   o.limits,
-		Archive:        store,
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Catalog:           catalog,
+		Sanctions:         screener,
+		KYC:               verifier,
+		WalletScreen:      risk,
+		Rates:             rates,
+		Clock:             clock.RealClock{},
+		Log:               ctrl.Log.WithName("facade"),
+		TrustedProxies:    proxies,
+		MaxBodyBytes:      o.maxBodyBytes,
+		Ready:             synced.err,
+		Deposits:          addresses,
+		TransferExpiry:    o.transferExpiry,
+		SharedLimits:      o.limits,
+		Archive:           store,
+		MCPAllowedOrigins: origins,
 	})
 	return srv, screener, err
 }
