@@ -75,27 +75,22 @@ if [ -n "$cases" ]; then
   echo "conformance: all listed cases passed in $((SECONDS - started))s"
 fi
 
-# The README's walk-through, verbatim, on the same instance (its output: $dev/walkthrough.log).
-set +e
-"$here/walkthrough.sh" "$dev" > "$dev/walkthrough.log" 2>&1
-status=$?
-set -e
-if [ "$status" -ne 0 ]; then
-  tail -n 40 "$dev/walkthrough.log"
-  echo "conformance: the README walk-through failed (full output: $dev/walkthrough.log; instance log: $log)"
-  exit "$status"
-fi
-tail -n 1 "$dev/walkthrough.log"
-
-# The README's "Agents" walk-through on the same instance: the MCP Inspector's CLI, a client no
-# one here wrote, drives the tool server (its output: $dev/mcp-walkthrough.log).
-set +e
-WALKTHROUGH=mcp-walkthrough "$here/walkthrough.sh" "$dev" > "$dev/mcp-walkthrough.log" 2>&1
-status=$?
-set -e
-if [ "$status" -ne 0 ]; then
-  tail -n 40 "$dev/mcp-walkthrough.log"
-  echo "conformance: the README's MCP walk-through failed (full output: $dev/mcp-walkthrough.log; instance log: $log)"
-  exit "$status"
-fi
-tail -n 1 "$dev/mcp-walkthrough.log"
+# walkthrough NAME: one of the README's walk-throughs, verbatim, on the same instance (its output:
+# $dev/NAME.log); the script exits when it fails.
+walkthrough() {
+  local name=$1 status
+  set +e
+  WALKTHROUGH=$name "$here/walkthrough.sh" "$dev" > "$dev/$name.log" 2>&1
+  status=$?
+  set -e
+  if [ "$status" -ne 0 ]; then
+    tail -n 40 "$dev/$name.log"
+    echo "conformance: the README's $name failed (full output: $dev/$name.log; instance log: $log)"
+    exit "$status"
+  fi
+  tail -n 1 "$dev/$name.log"
+}
+# The REST walk-through, then the "Agents" one: the MCP Inspector's CLI, a client no one here
+# wrote, drives the tool server.
+walkthrough walkthrough
+walkthrough mcp-walkthrough
