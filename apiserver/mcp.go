@@ -61,8 +61,6 @@ type mcpBackend struct {
 // Do runs the route of req for caller as a REST request with the same parameters and body.
 func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) mcpserver.Response {
 	w := &bufferWriter{header: http.Header{}}
-	rec := &record{id: requestID(&http.Request{Header: http.Header{}})}
-	ctx = context.WithValue(ctx, recordKey{}, rec)
 	c, _ := caller.(*Caller)
 	rt, ok := b.routes[req.Method+" "+req.Path]
 	if c == nil || !ok {
@@ -82,6 +80,9 @@ func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) m
 	if req.Body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}
+	// the tool call's own access record: writeError keeps a 5xx's cause there, logged below
+	rec := &record{id: requestID(r)}
+	r = r.WithContext(context.WithValue(ctx, recordKey{}, rec))
 	for k, v := range req.PathValues {
 		r.SetPathValue(k, v)
 	}
