@@ -28,6 +28,8 @@ SPECTRAL_VERSION       ?= 6.16.3
 # the README walk-through's tools: foundry's cast (npm, as anvil) and gojq as jq (module proxy;
 # v0.12.20 needs a go-yaml pseudo-version the proxy does not serve)
 CAST_VERSION           ?= 1.7.1
+# the MCP walk-through's client (hack/mcp-walkthrough.sh): the MCP Inspector's CLI, from npm
+INSPECTOR_VERSION      ?= 2.12.0
 GOJQ_VERSION           ?= v0.12.19
 
 ## Locations
@@ -49,6 +51,9 @@ CAST_PACKAGE := @foundry-rs/cast-$(PLATFORM)
 CAST_CACHE := $(TOOLS_CACHE)/npm/$(CAST_PACKAGE)-$(CAST_VERSION)/node_modules/$(CAST_PACKAGE)/bin/cast
 CAST := $(LOCALBIN)/cast
 JQ := $(LOCALBIN)/jq
+INSPECTOR_PACKAGE := @modelcontextprotocol/inspector
+INSPECTOR_CACHE := $(TOOLS_CACHE)/npm/$(INSPECTOR_PACKAGE)-$(INSPECTOR_VERSION)/node_modules/.bin/mcp-inspector
+INSPECTOR := $(LOCALBIN)/mcp-inspector
 TOKEN_DIR := internal/chain/token
 KUSTOMIZE := $(LOCALBIN)/kustomize
 SPECTRAL_PACKAGE := @stoplight/spectral-cli
@@ -232,12 +237,16 @@ test-fuzz: ## Run every fuzz target for $(FUZZTIME) (executions) on top of its s
 	done
 
 .PHONY: test-conformance
-test-conformance: build control-plane anvil cast jq ## The listed conformance cases, then the README walk-through, against one fresh `make run`.
+test-conformance: build control-plane anvil cast jq mcp-inspector ## The listed conformance cases, then the README walk-through, against one fresh `make run`.
 	hack/conformance.sh "$(CONFORMANCE_DIR)" test/conformance.pass "$(E2E_DIR)" $(E2E_READY_MINUTES)
 
 .PHONY: walkthrough
 walkthrough: cast jq ## Run the README walk-through against the running `make run` (DEV_DIR, default .dev).
 	hack/walkthrough.sh "$(DEV_DIR)"
+
+.PHONY: mcp-walkthrough
+mcp-walkthrough: cast jq mcp-inspector ## Run the README's MCP walk-through ("Agents") against the running `make run`.
+	WALKTHROUGH=mcp-walkthrough hack/walkthrough.sh "$(DEV_DIR)"
 
 .PHONY: docs
 docs: ## Rewrite the generated parts of docs/ (payoutd's flags, the plugin's commands, the lifecycle diagram) from the code.
@@ -324,6 +333,14 @@ $(CAST): $(CAST_CACHE)
 	ln -sfn $< $@
 $(CAST_CACHE):
 	hack/npm-tool.sh $(CAST_PACKAGE) $(CAST_VERSION) >/dev/null
+
+.PHONY: mcp-inspector
+mcp-inspector: $(INSPECTOR) ## Install the MCP Inspector (its CLI drives the MCP walk-through) from npm (cached by version).
+$(INSPECTOR): $(INSPECTOR_CACHE)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(INSPECTOR_CACHE):
+	hack/npm-tool.sh $(INSPECTOR_PACKAGE) $(INSPECTOR_VERSION) >/dev/null
 
 .PHONY: jq
 jq: $(JQ) ## Install gojq as bin/jq from the module proxy (cached by version).

@@ -38,55 +38,76 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, c *Caller) error
 // authentication, so that an oversized request with a bad key is counted as one.
 func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := recordOf(r)
-		ip := clientIP(r, s.cfg.TrustedProxies)
-		caller, msg, kind, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
-		if err != nil {
-			// the service could not tell: not the caller's bad credential, so not counted
-			writeError(w, r, err)
-			return
-		}
-		if caller == nil {
-			metrics.AuthFailure(authReason(kind, msg))
-			if s.guard.fail(r.Context(), ip, kind) {
-				metrics.RateLimited(metrics.LimitAuthFailures)
-				writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
-				return
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="payouts"`)
-			writeError(w, r, apierror.Errorf(apierror.Unauthorized, "%s", msg))
-			return
-		}
-		caller.IP = ip
-		if rec != nil {
-			rec.account, rec.keyID = caller.Account.Name, caller.KeyID
-		}
-		if !allowed(caller.Account, ip) {
-			if err := s.limits.peek(r.Context(), w, budget, caller.KeyID); err != nil {
-				writeError(w, r, err)
-				return
-			}
-			writeError(w, r, apierror.Errorf(apierror.Forbidden, msgIPNotAllowed))
-			return
-		}
-		ok, err := s.limits.take(r.Context(), w, budget, caller.KeyID)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		if !ok {
-			metrics.RateLimited(budget)
-			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgRateLimited))
-			return
-		}
-		if r.ContentLength > s.cfg.MaxBodyBytes {
-			writeError(w, r, apierror.Errorf(apierror.TooLarge, "request body too large: at most %d bytes", s.cfg.MaxBodyBytes))
-			return
-		}
-		if err := h(w, r, caller); err != nil {
-			writeError(w, r, err)
+		if caller, ok := s.admit(w, r, budget); ok {
+			s.serve(w, r, caller, budget, h)
 		}
 	})
+}
+
+// admit authenticates r's API key and applies its account's IP allow-list; when it refuses it
+// has answered and returns false. Brute-force failures are counted here, so that every way in
+// (REST routes, the MCP endpoint) counts them alike. budget names the rate-limit headers a 403
+// of the allow-list carries; "" carries none (the MCP endpoint, whose messages spend no budget
+// of their own).
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, budget string) (*Caller, bool) {
+	rec := recordOf(r)
+	ip := clientIP(r, s.cfg.TrustedProxies)
+	caller, msg, kind, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		// the service could not tell: not the caller's bad credential, so not counted
+		writeError(w, r, err)
+		return nil, false
+	}
+	if caller == nil {
+		metrics.AuthFailure(authReason(kind, msg))
+		if s.guard.fail(r.Context(), ip, kind) {
+			metrics.RateLimited(metrics.LimitAuthFailures)
+			writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgBlocked))
+			return nil, false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="payouts"`)
+		writeError(w, r, apierror.Errorf(apierror.Unauthorized, "%s", msg))
+		return nil, false
+	}
+	caller.IP = ip
+	if rec != nil {
+		rec.account, rec.keyID = caller.Account.Name, caller.KeyID
+	}
+	if !allowed(caller.Account, ip) {
+		if budget != "" {
+			if err := s.limits.peek(r.Context(), w, budget, caller.KeyID); err != nil {
+				writeError(w, r, err)
+				return nil, false
+			}
+		}
+		writeError(w, r, apierror.Errorf(apierror.Forbidden, msgIPNotAllowed))
+		return nil, false
+	}
+	return caller, true
+}
+
+// serve runs h for an admitted caller: it spends one request of the caller's key on budget,
+// then applies the body limit. The REST routes and the MCP tools (which call it with the
+// route's own budget and handler) share it, so a tool call counts against the limit of the
+// operation it performs.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, caller *Caller, budget string, h handlerFunc) {
+	ok, err := s.limits.take(r.Context(), w, budget, caller.KeyID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !ok {
+		metrics.RateLimited(budget)
+		writeError(w, r, apierror.Errorf(apierror.TooManyRequests, msgRateLimited))
+		return
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		writeError(w, r, apierror.Errorf(apierror.TooLarge, "request body too large: at most %d bytes", s.cfg.MaxBodyBytes))
+		return
+	}
+	if err := h(w, r, caller); err != nil {
+		writeError(w, r, err)
+	}
 }
 
 // authenticate resolves an Authorization header to a caller. On a refused credential it

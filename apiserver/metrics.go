@@ -46,7 +46,7 @@ func routeOf(mux *http.ServeMux, r *http.Request) string {
 
 // routeTemplates are the route label values: every path the mux serves under a method.
 func (s *Server) routeTemplates() []string {
-	out := []string{"/healthz", "/readyz", "/openapi.json"}
+	out := []string{"/healthz", "/readyz", "/openapi.json", MCPPath}
 	for _, rt := range s.routes() {
 		out = append(out, rt.path)
 	}

@@ -47,6 +47,10 @@ func (w *recorder) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer (the MCP endpoint flushes
+// its event streams).
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *recorder) Write(b []byte) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)

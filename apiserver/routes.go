@@ -90,6 +90,9 @@ func (s *Server) newMux() *http.ServeMux {
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		mux.Handle(m+" "+MCPPath, s.mcp)
+	}
 	mux.Handle("/", paths)
 	return mux
 }

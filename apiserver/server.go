@@ -61,6 +61,9 @@ type Config struct {
 	// (the zero value): each replica counts in its own memory. New connects (without waiting
 	// for Redis to answer), Close disconnects.
 	SharedLimits sharedlimits.Config
+	// MCPAllowedOrigins are the browser origins allowed to call the MCP endpoint (none by
+	// default: API keys are for server-side use, and a request with any other Origin is refused).
+	MCPAllowedOrigins []string
 	// Archive holds the finished transfers and deleted recipients that left the API server
 	// (see archive.go); nil when archiving is off.
 	Archive *archive.Store
@@ -77,6 +80,7 @@ type Server struct {
 	lookups *lookupBodies
 	options optionsBody
 	handler http.Handler
+	mcp     http.Handler
 	openapi []byte
 
 	ln  net.Listener
@@ -118,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.guard = memoryGuard{local}
 		s.limits = newKeyLimits(budgets)
+	}
+	if s.mcp, err = s.newMCP(); err != nil {
+		return nil, fmt.Errorf("the MCP tool server: %w", err)
 	}
 	mux := s.newMux()
 	budgetNames := make([]string, 0, len(budgets))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The end-to-end stage of `make test`: against one fresh `make run`, the conformance cases listed
-# in a ratchet file, then the README's walk-through (hack/walkthrough.sh).
+# in a ratchet file, then the README's walk-throughs (hack/walkthrough.sh): the REST one and the
+# MCP one of its "Agents" section.
 #
 # Usage: hack/conformance.sh CONFORMANCE_DIR PASS_FILE DEV_DIR READY_MINUTES
 # Starts `make run` with DEV_DIR as its state directory (so a developer's own .dev is left
@@ -74,14 +75,22 @@ if [ -n "$cases" ]; then
   echo "conformance: all listed cases passed in $((SECONDS - started))s"
 fi
 
-# The README's walk-through, verbatim, on the same instance (its output: $dev/walkthrough.log).
-set +e
-"$here/walkthrough.sh" "$dev" > "$dev/walkthrough.log" 2>&1
-status=$?
-set -e
-if [ "$status" -ne 0 ]; then
-  tail -n 40 "$dev/walkthrough.log"
-  echo "conformance: the README walk-through failed (full output: $dev/walkthrough.log; instance log: $log)"
-  exit "$status"
-fi
-tail -n 1 "$dev/walkthrough.log"
+# walkthrough NAME: one of the README's walk-throughs, verbatim, on the same instance (its output:
+# $dev/NAME.log); the script exits when it fails.
+walkthrough() {
+  local name=$1 status
+  set +e
+  WALKTHROUGH=$name "$here/walkthrough.sh" "$dev" > "$dev/$name.log" 2>&1
+  status=$?
+  set -e
+  if [ "$status" -ne 0 ]; then
+    tail -n 40 "$dev/$name.log"
+    echo "conformance: the README's $name failed (full output: $dev/$name.log; instance log: $log)"
+    exit "$status"
+  fi
+  tail -n 1 "$dev/$name.log"
+}
+# The REST walk-through, then the "Agents" one: the MCP Inspector's CLI, a client no one here
+# wrote, drives the tool server.
+walkthrough walkthrough
+walkthrough mcp-walkthrough

@@ -4,7 +4,8 @@
 # Usage: hack/walkthrough.sh [DEV_DIR] [README]     (defaults: .dev, README.md)
 #
 # Takes the ```sh blocks between <!-- walkthrough:begin --> and <!-- walkthrough:end --> of the
-# README, in order, and runs them unchanged as one `bash -Eeuo pipefail` script, so that the
+# README (WALKTHROUGH=mcp-walkthrough: between <!-- mcp-walkthrough:begin --> and its end, the
+# "Agents" section's walk-through with the MCP Inspector, which also needs bin/mcp-inspector), in order, and runs them unchanged as one `bash -Eeuo pipefail` script, so that the
 # variables and functions of one block reach the next, as in the reader's shell. Other fences
 # (```text: sample output) are not run. The script runs in a scratch directory in which `.dev`
 # is DEV_DIR and `bin` is this checkout's bin/, so the README's `source .dev/env` and
@@ -18,18 +19,21 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dev=$(realpath -m "${1:-$root/.dev}")
 readme=$(realpath -m "${2:-$root/README.md}")
 limit=${WALKTHROUGH_TIMEOUT:-10m}
+name=${WALKTHROUGH:-walkthrough}
 
 if [ ! -f "$dev/env" ]; then
   echo "walkthrough: $dev/env not found: start the instance first (make run, or make run DEV_DIR=$dev)" >&2
   exit 1
 fi
-for tool in bin/jq bin/cast bin/kubectl-payout bin/k8s/kubectl; do
+tools="bin/jq bin/cast bin/kubectl-payout bin/k8s/kubectl"
+[ "$name" = walkthrough ] || tools="$tools bin/mcp-inspector"
+for tool in $tools; do
   if [ ! -x "$root/$tool" ]; then
-    echo "walkthrough: $root/$tool is missing: make build cast jq control-plane (make run does all of it)" >&2
+    echo "walkthrough: $root/$tool is missing: make build cast jq control-plane mcp-inspector (make run does all but the last)" >&2
     exit 1
   fi
 done
-for marker in '<!-- walkthrough:begin -->' '<!-- walkthrough:end -->'; do
+for marker in "<!-- $name:begin -->" "<!-- $name:end -->"; do
   n=$(grep -cxF "$marker" "$readme" || true)
   if [ "$n" -ne 1 ]; then
     echo "walkthrough: $readme has $n lines '$marker'; want exactly one" >&2
@@ -44,9 +48,9 @@ ln -s "$root/bin" "$work/bin"
 
 # The generated script: for each block, a call that prints the block and records its README
 # line, then the block's lines as they are.
-awk -v q="'" '
-  /^<!-- walkthrough:begin -->$/ { inside = 1; next }
-  /^<!-- walkthrough:end -->$/   { inside = 0; next }
+awk -v q="'" -v begin="<!-- $name:begin -->" -v end="<!-- $name:end -->" '
+  $0 == begin { inside = 1; next }
+  $0 == end   { inside = 0; next }
   !inside { next }
   !fence && /^```(sh|bash)$/ { fence = "run"; n = 0; start = NR + 1; next }
   !fence && /^```/           { fence = "skip"; next }

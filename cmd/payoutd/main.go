@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -64,6 +65,7 @@ type options struct {
 	trustedProxies                  string
 	proxies                         []netip.Prefix // trustedProxies parsed by check
 	maxBodyBytes                    int64
+	mcpAllowedOrigins               string
 	sanctionsDir, bankDataDir       string
 	sanctionsURL, sanctionsConsURL  string
 	sanctionsRefresh                time.Duration
@@ -119,6 +121,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of the proxies in front of the facade (Ingress, load balancer) whose X-Forwarded-For is believed, or none when callers reach it directly; required unless --api-bind-address is a loopback address")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
+	fs.StringVar(&o.mcpAllowedOrigins, "mcp-allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed to call the MCP tool server at /mcp; empty (the default): a request carrying any Origin header is refused, as API keys are for server-side use")
 	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv, and sdn.xml for its publish date); default: the embedded release. Reloaded on SIGHUP")
 	fs.StringVar(&o.sanctionsURL, "sanctions-url", "", "OFAC's download directory, polled for the SDN list (sdn.csv, add.csv, alt.csv; the publish date from sdn.xml's header), e.g. https://www.treasury.gov/ofac/downloads/ (docs/operations/compliance-data.md). Also fetched on SIGHUP; not with --sanctions-dir")
 	fs.StringVar(&o.sanctionsConsURL, "sanctions-consolidated-url", "", "directory of OFAC's consolidated non-SDN list (cons_prim.csv, cons_add.csv, cons_alt.csv), screened beside the SDN list, e.g. https://www.treasury.gov/ofac/downloads/consolidated/; needs --sanctions-url")
@@ -449,23 +452,33 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	if o.kycURL != "" {
 		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
 	}
+	var origins []string
+	for _, origin := range strings.Split(o.mcpAllowedOrigins, ",") {
+		if origin = strings.TrimSuffix(strings.TrimSpace(origin), "/"); origin != "" {
+			if u, err := url.Parse(origin); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+				return nil, nil, fmt.Errorf("--mcp-allowed-origins: %q is not an origin (scheme://host[:port])", origin)
+			}
+			origins = append(origins, origin)
+		}
+	}
 	srv, err := apiserver.New(apiserver.Config{
-		Client:         mgr.GetClient(),
-		APIReader:      mgr.GetAPIReader(),
-		Catalog:        catalog,
-		Sanctions:      screener,
-		KYC:            verifier,
-		WalletScreen:   risk,
-		Rates:          rates,
-		Clock:          clock.RealClock{},
-		Log:            ctrl.Log.WithName("facade"),
-		TrustedProxies: o.proxies,
-		MaxBodyBytes:   o.maxBodyBytes,
-		Ready:          synced.err,
-		Deposits:       addresses,
-		TransferExpiry: o.transferExpiry,
-		SharedLimits:   o.limits,
-		Archive:        store,
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Catalog:           catalog,
+		Sanctions:         screener,
+		KYC:               verifier,
+		WalletScreen:      risk,
+		Rates:             rates,
+		Clock:             clock.RealClock{},
+		Log:               ctrl.Log.WithName("facade"),
+		TrustedProxies:    o.proxies,
+		MaxBodyBytes:      o.maxBodyBytes,
+		Ready:             synced.err,
+		Deposits:          addresses,
+		TransferExpiry:    o.transferExpiry,
+		SharedLimits:      o.limits,
+		Archive:           store,
+		MCPAllowedOrigins: origins,
 	})
 	return srv, screener, err
 }

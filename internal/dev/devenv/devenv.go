@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/apiserver"
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
@@ -168,6 +169,7 @@ func Run(ctx context.Context, cfg Config) error {
 	vars := []string{
 		"KUBECONFIG=" + kubeconfig,
 		"PAYOUT_BASE_URL=" + baseURL,
+		"PAYOUT_MCP_URL=" + baseURL + apiserver.MCPPath,
 		"PAYOUT_API_KEY=" + key,
 		"PAYOUT_KUBECTL_PLUGIN=" + plugin,
 		"PAYOUT_MAIL_DIR=" + svc.mailDir,
