@@ -6,12 +6,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -54,7 +59,7 @@ func TestFacadeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := New(Config{
-		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
+		Client: c, Informers: staticInformers(acct, stored), Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
 		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
 		Deposits: noDeposits{}, Log: logr.Discard(),
 	})
@@ -180,4 +185,33 @@ func TestFacadeMetrics(t *testing.T) {
 	if got := after.Sum("payout_facade_requests_in_flight"); got != 0 {
 		t.Errorf("requests in flight after all answered: %v", got)
 	}
+}
+
+// staticInformers is a test double of the informer cache for tests without an API server: an
+// informer per kind that never runs, its store holding objs.
+func staticInformers(objs ...client.Object) cache.Informers {
+	return &staticCache{objs: objs, made: map[reflect.Type]toolscache.SharedIndexInformer{}}
+}
+
+type staticCache struct {
+	informertest.FakeInformers
+	objs []client.Object
+	made map[reflect.Type]toolscache.SharedIndexInformer
+}
+
+func (c *staticCache) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	t := reflect.TypeOf(obj)
+	if inf, ok := c.made[t]; ok {
+		return inf, nil
+	}
+	inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, obj, 0, toolscache.Indexers{})
+	for _, o := range c.objs {
+		if reflect.TypeOf(o) == t {
+			if err := inf.GetStore().Add(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	c.made[t] = inf
+	return inf, nil
 }
