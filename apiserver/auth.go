@@ -158,15 +158,14 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 // credential) and an error when it could not tell. The cache's own object is returned (no copy;
 // every request reads it): read it, never change it.
 func (s *Server) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error) {
-	key := &payoutv1.APIKey{}
-	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: id}, key, client.UnsafeDisableDeepCopy)
+	key, err := s.stores.apiKey(id)
 	switch {
-	case err == nil:
-		return key, nil
-	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	case key == nil:
 		return s.keys.find(ctx, id)
 	}
-	return nil, err
+	return key, nil
 }
 
 // keyAccount reads the account of a key whose secret matched: from the cache, or from the API
@@ -176,13 +175,13 @@ func (s *Server) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error
 // object when it comes from there: read it, never change it. Caller.Account says so to the
 // handlers.
 func (s *Server) keyAccount(ctx context.Context, name string) (*payoutv1.PayoutAccount, error) {
-	acct := &payoutv1.PayoutAccount{}
-	err := s.cfg.Client.Get(ctx, client.ObjectKey{Name: name}, acct, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		rctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
-		defer cancel()
-		err = s.cfg.APIReader.Get(rctx, client.ObjectKey{Name: name}, acct)
+	if acct, err := s.stores.account(name); err != nil || acct != nil {
+		return acct, err
 	}
+	acct := &payoutv1.PayoutAccount{}
+	rctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
+	defer cancel()
+	err := s.cfg.APIReader.Get(rctx, client.ObjectKey{Name: name}, acct)
 	switch {
 	case err == nil:
 		return acct, nil

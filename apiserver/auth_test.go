@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,8 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 func hasRateHeaders(r *response) bool {
@@ -110,15 +113,27 @@ var _ = Describe("authentication (spec 5)", func() {
 	})
 
 	It("answers 503, counted against nobody, when the key or its account cannot be read", func() {
-		acct := newAccount()
-		failing := &failingReads{Client: baseCfg.Client}
+		// The cache is the informers' own store, which answers or misses but never fails: what
+		// can fail is the read past it, of a key or an account this replica's cache does not
+		// hold yet (keylookup.go). This facade's cache never holds them.
+		catchUpClock()
+		name := fmt.Sprintf("facade-unreadable-%d", accountCounter.Add(1))
+		key, err := apikey.New()
+		Expect(err).NotTo(HaveOccurred())
+		lagging, informers := cacheWithout(name, key.ID)
+		a := testgen.Account(name)
+		Expect(env.Client.Create(ctx, a)).To(Succeed())
+		Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
+		Expect(env.Client.Create(ctx, testgen.APIKey(key.ID, name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash }))).To(Succeed())
+		failing := &failingReads{Reader: baseCfg.APIReader}
 		cfg := baseCfg
-		cfg.Client = failing
+		cfg.Client, cfg.Informers, cfg.APIReader = lagging, informers, failing
 		s := openServer(cfg)
-		c := acct.c.on(s)
+		c := newCaller("Bearer " + key.Full).on(s)
 		for _, kind := range []string{"account", "key"} {
 			failing.kind.Store(kind)
 			for i := range 12 { // past both limits of spec 5.3
+				fakeNow.Step(time.Second) // the reads past the cache have a budget a second (keylookup.go)
 				r := c.get(path)
 				Expect(errorText(r, 503)).To(Equal(msgAuthUnavailable), "%s read failing, request %d", kind, i+1)
 				Expect(r.header.Get("Retry-After")).NotTo(BeEmpty())
@@ -184,10 +199,10 @@ var _ = Describe("IP allow-list (spec 5.4)", func() {
 	})
 })
 
-// failingReads is a client whose reads of API keys or accounts fail as a cache or API server in
-// trouble would (kind "key" or "account"; "" for none).
+// failingReads is a reader whose reads of API keys or accounts fail as an API server in trouble
+// would (kind "key" or "account"; "" for none).
 type failingReads struct {
-	client.Client
+	client.Reader
 	kind atomic.Value
 }
 
@@ -203,7 +218,7 @@ func (f *failingReads) Get(ctx context.Context, key client.ObjectKey, obj client
 			return errors.New("timed out waiting for the cache")
 		}
 	}
-	return f.Client.Get(ctx, key, obj, opts...)
+	return f.Reader.Get(ctx, key, obj, opts...)
 }
 
 var _ = Describe("API keys", func() {

@@ -3,12 +3,10 @@ package apiserver
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
+
 	"sort"
 	"strings"
-	"sync"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sync/atomic"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
@@ -34,56 +32,47 @@ var networkLabels = map[payoutv1.Network]string{
 // handleDepositOptions serves GET /api/payouts/deposit-options (spec 4.1) from the
 // DepositOption resources: an option is available when an operator has it enabled and its
 // controller found the network watched.
-func (s *Server) handleDepositOptions(w http.ResponseWriter, r *http.Request, _ *Caller) error {
-	list := &payoutv1.DepositOptionList{}
-	// the cache's own objects, read only: the answer changes only when an option does, and every
-	// caller polls it
-	if err := s.cfg.Client.List(r.Context(), list, client.UnsafeDisableDeepCopy); err != nil {
+func (s *Server) handleDepositOptions(w http.ResponseWriter, _ *http.Request, _ *Caller) error {
+	body, err := s.options.body(s.stores)
+	if err != nil {
 		return err
 	}
-	writeBody(w, http.StatusOK, s.options.body(list.Items))
+	writeBody(w, http.StatusOK, body)
 	return nil
 }
 
-// optionsBody keeps the encoded answer of GET deposit-options with the names and resource
-// versions of the options it was made from: it is a function of those objects alone, so it is
-// encoded again only when one of them changes, appears or goes.
+// optionsBody keeps the encoded answer of GET deposit-options: it is a function of the
+// DepositOption objects alone, which change a few times a day while every caller polls it, so it
+// is encoded once per change the options' informer reports (stores.optionsGen) rather than read
+// and encoded per request.
 type optionsBody struct {
-	mu       sync.Mutex
-	versions map[string]string // option name: resourceVersion
-	encoded  []byte
+	encoded atomic.Pointer[encodedOptions]
 }
 
-// body is the `{"options": [...]}` answer of spec 4.1 for items.
-func (o *optionsBody) body(items []payoutv1.DepositOption) []byte {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.encoded != nil && len(o.versions) == len(items) && o.sameVersions(items) {
-		return o.encoded
+type encodedOptions struct {
+	gen  uint64 // the change count the body was read at
+	body []byte
+}
+
+// body is the `{"options": [...]}` answer of spec 4.1. The change count is read before the
+// options: a change that lands after that read counts again, so a body read from older options
+// is never taken for the newer ones (at worst it is encoded once more).
+func (o *optionsBody) body(st *stores) ([]byte, error) {
+	gen := st.optionsGen.Load()
+	if e := o.encoded.Load(); e != nil && e.gen == gen {
+		return e.body, nil
+	}
+	items, err := st.depositOptions()
+	if err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(map[string]any{"options": depositOptions(items)})
 	if err != nil {
-		return []byte(`{"error":"internal error"}` + "\n")
+		return nil, err
 	}
-	body := append(b, '\n')
-	o.encoded, o.versions = nil, make(map[string]string, len(items))
-	for _, it := range items {
-		o.versions[it.Name] = it.ResourceVersion
-	}
-	// objects without versions (not read from a cache) are encoded every time
-	if len(o.versions) == len(items) && !slices.ContainsFunc(items, func(it payoutv1.DepositOption) bool { return it.ResourceVersion == "" }) {
-		o.encoded = body
-	}
-	return body
-}
-
-func (o *optionsBody) sameVersions(items []payoutv1.DepositOption) bool {
-	for _, it := range items {
-		if rv, ok := o.versions[it.Name]; !ok || rv != it.ResourceVersion {
-			return false
-		}
-	}
-	return true
+	b = append(b, '\n')
+	o.encoded.Store(&encodedOptions{gen: gen, body: b})
+	return b, nil
 }
 
 // depositOptions are the entries of spec 2.3, by token then network: an option is available

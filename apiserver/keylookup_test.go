@@ -34,7 +34,7 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// The facade's cache never sees this account or its key: the informer's lag at its
 		// worst, deterministically.
-		lagging := cacheWithout(name, key.ID)
+		lagging, informers := cacheWithout(name, key.ID)
 		a := testgen.Account(name)
 		Expect(env.Client.Create(ctx, a)).To(Succeed())
 		Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
@@ -44,7 +44,7 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		Expect(apierrors.IsNotFound(lagging.Get(ctx, objKey(name), &payoutv1.PayoutAccount{}))).To(BeTrue(), "nor its account")
 
 		cfg := baseCfg
-		cfg.Client = lagging
+		cfg.Client, cfg.Informers = lagging, informers
 		s := openServer(cfg)
 		c := newCaller("Bearer " + key.Full).on(s)
 		for i := range 6 { // one past the bad-credential limit of spec 5.3
@@ -126,8 +126,8 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 })
 
 // cacheWithout is a client that reads from an informer cache of its own, one that never holds
-// the accounts or API keys of the given names, and writes to the API server.
-func cacheWithout(account, keyID string) client.Client {
+// the accounts or API keys of the given names, and writes to the API server; and that cache.
+func cacheWithout(account, keyID string) (client.Client, cache.Informers) {
 	GinkgoHelper()
 	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
 		&payoutv1.PayoutAccount{}: {Field: fields.OneTermNotEqualSelector("metadata.name", account)},
@@ -143,7 +143,7 @@ func cacheWithout(account, keyID string) client.Client {
 	Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
 	cl, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: c}})
 	Expect(err).NotTo(HaveOccurred())
-	return cl
+	return cl, c
 }
 
 // countingReader is a client that reads the API server directly, as the manager's APIReader

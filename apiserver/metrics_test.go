@@ -7,13 +7,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	toolscache "k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -51,7 +55,7 @@ func TestFacadeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := testgen.APIKey(key.ID, acct.Name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
-	s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build(), nil)
+	s := openFakeFacade(t, fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(acct, stored).Build(), nil, acct, stored)
 	endpoint := httptest.NewServer(promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
 	defer endpoint.Close()
 
@@ -219,15 +223,16 @@ func TestFacadeBusiestClientShare(t *testing.T) {
 }
 
 // openFakeFacade opens the facade on loopback over c (controller-runtime's fake client), with
-// the embedded data, until the test ends; set changes its configuration first.
-func openFakeFacade(t *testing.T, c client.Client, set func(*Config)) *Server {
+// the embedded data and an informer cache holding objs (the objects of c the facade reads on
+// every request: the key and its account), until the test ends; set changes its configuration first.
+func openFakeFacade(t *testing.T, c client.Client, set func(*Config), objs ...client.Object) *Server {
 	t.Helper()
 	rates, err := pricing.NewSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{
-		Client: c, Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
+		Client: c, Informers: staticInformers(objs...), Catalog: bankaccount.Default(), Sanctions: sanctions.NewScreener(sanctions.Embedded),
 		KYC: kyc.Store{Reader: c}, WalletScreen: walletscreen.LocalList{Reader: c}, Rates: rates,
 		Deposits: noDeposits{}, Log: logr.Discard(),
 	}
@@ -243,4 +248,33 @@ func openFakeFacade(t *testing.T, c client.Client, set func(*Config)) *Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// staticInformers is a test double of the informer cache for tests without an API server: an
+// informer per kind that never runs, its store holding objs.
+func staticInformers(objs ...client.Object) cache.Informers {
+	return &staticCache{objs: objs, made: map[reflect.Type]toolscache.SharedIndexInformer{}}
+}
+
+type staticCache struct {
+	informertest.FakeInformers
+	objs []client.Object
+	made map[reflect.Type]toolscache.SharedIndexInformer
+}
+
+func (c *staticCache) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	t := reflect.TypeOf(obj)
+	if inf, ok := c.made[t]; ok {
+		return inf, nil
+	}
+	inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, obj, 0, toolscache.Indexers{})
+	for _, o := range c.objs {
+		if reflect.TypeOf(o) == t {
+			if err := inf.GetStore().Add(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	c.made[t] = inf
+	return inf, nil
 }

@@ -64,6 +64,7 @@ func (w *recorder) Write(b []byte) (int, error) {
 // structured line per request; the Authorization header and bodies are never logged). A panic
 // in a handler becomes a 500 with the error body; the server stays up.
 func observe(log logr.Logger, next http.Handler) http.Handler {
+	access := newAccessLog(log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &record{id: requestID(r)}
@@ -80,16 +81,7 @@ func observe(log logr.Logger, next http.Handler) http.Handler {
 					writeError(rw, r, apierror.Errorf(apierror.Internal, "panic"))
 				}
 			}
-			kv := []any{"requestId", rec.id, "method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"bytes", rec.bytes, "durationMs", float64(time.Since(start).Microseconds()) / 1000, "ip", rec.ip}
-			if rec.account != "" {
-				kv = append(kv, "account", rec.account, "keyId", rec.keyID)
-			}
-			if rec.err != nil {
-				log.Error(rec.err, "request failed", kv...)
-				return
-			}
-			log.Info("request", kv...)
+			access.write(r.Method, r.URL.Path, rec, time.Since(start))
 		}()
 		next.ServeHTTP(rw, r)
 	})

@@ -93,9 +93,14 @@ func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, k
 func setRateHeaders(w http.ResponseWriter, lc limiter.Context) {
 	reset := lc.Reset + 1
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.FormatInt(lc.Limit, 10))
-	h.Set("X-RateLimit-Remaining", strconv.FormatInt(lc.Remaining, 10))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+	// Every authenticated answer carries these three: the keys are written in the canonical form
+	// that Header.Set would make of "X-RateLimit-Limit" (and that is sent), and the three values
+	// share one backing array, which saves six allocations a request.
+	v := [...]string{strconv.FormatInt(lc.Limit, 10), strconv.FormatInt(lc.Remaining, 10), strconv.FormatInt(reset, 10)}
+	vals := v[:]
+	h["X-Ratelimit-Limit"] = vals[0:1:1]
+	h["X-Ratelimit-Remaining"] = vals[1:2:2]
+	h["X-Ratelimit-Reset"] = vals[2:3:3]
 	if lc.Reached {
 		wait := time.Until(time.Unix(reset, 0))
 		retry := max(int64((wait+time.Second-1)/time.Second), 1)

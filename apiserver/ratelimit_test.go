@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/ulule/limiter/v3"
 )
 
 var _ = Describe("rate limits (spec 8.1)", func() {
@@ -123,5 +124,20 @@ func TestPeekSpendsNothing(t *testing.T) {
 		if err := kl.peek(ctx, rec, "b", "k"); err != nil || rec.Header().Get("X-RateLimit-Remaining") != "4" {
 			t.Fatalf("peek after one request: %v, remaining %q", err, rec.Header().Get("X-RateLimit-Remaining"))
 		}
+	}
+}
+
+// TestSetRateHeadersAreReadableByName: the headers of spec 8.1 are written straight into the
+// header map, so their keys must be what Header.Get looks up for the spec's spelling.
+func TestSetRateHeadersAreReadableByName(t *testing.T) {
+	rec := httptest.NewRecorder()
+	setRateHeaders(rec, limiter.Context{Limit: 600, Remaining: 599, Reset: 1764000000})
+	for name, want := range map[string]string{"X-RateLimit-Limit": "600", "X-RateLimit-Remaining": "599", "X-RateLimit-Reset": "1764000001"} {
+		if got := rec.Header().Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %q, want [%q]", name, got, want)
+		}
+	}
+	if n := len(rec.Header()); n != 3 {
+		t.Errorf("%d headers, want 3: %v", n, rec.Header())
 	}
 }

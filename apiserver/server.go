@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stablepay/payout-operator/internal/archive"
@@ -32,6 +33,9 @@ type Config struct {
 	Client client.Client
 	// APIReader reads past the cache, where a stale read could cost money.
 	APIReader client.Reader
+	// Informers is the cache behind Client: the reads every request makes go to its informers'
+	// stores directly (stores.go).
+	Informers cache.Informers
 	// Catalog holds the account requirements and validates recipient details.
 	Catalog *bankaccount.Catalog
 	// Sanctions screens recipient holders.
@@ -77,6 +81,7 @@ type Server struct {
 	keys    *keyLookup
 	clients *clientShare
 	shared  *sharedlimits.Store // nil: in-memory limits
+	stores  *stores
 	lookups *lookupBodies
 	options optionsBody
 	handler http.Handler
@@ -89,8 +94,8 @@ type Server struct {
 
 // New builds the facade.
 func New(cfg Config) (*Server, error) {
-	if cfg.Client == nil || cfg.Catalog == nil || cfg.Sanctions == nil || cfg.KYC == nil || cfg.WalletScreen == nil || cfg.Rates == nil || cfg.Deposits == nil {
-		return nil, errors.New("apiserver: Client, Catalog, Sanctions, KYC, WalletScreen, Rates and Deposits are required")
+	if cfg.Client == nil || cfg.Informers == nil || cfg.Catalog == nil || cfg.Sanctions == nil || cfg.KYC == nil || cfg.WalletScreen == nil || cfg.Rates == nil || cfg.Deposits == nil {
+		return nil, errors.New("apiserver: Client, Informers, Catalog, Sanctions, KYC, WalletScreen, Rates and Deposits are required")
 	}
 	if cfg.TransferExpiry <= 0 {
 		cfg.TransferExpiry = 24 * time.Hour
@@ -108,7 +113,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
+	st, err := openStores(context.Background(), cfg.Informers)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, stores: st, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
 		clients: newClientShare(cfg.Clock.Now)}
 	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)

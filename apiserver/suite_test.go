@@ -104,6 +104,7 @@ var _ = BeforeSuite(func() {
 	baseCfg = Config{
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
+		Informers:    mgr.GetCache(),
 		Catalog:      bankaccount.Default(),
 		Sanctions:    sanctions.NewScreener(sanctions.Embedded),
 		KYC:          kyc.Store{Reader: mgr.GetClient()},

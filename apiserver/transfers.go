@@ -1,18 +1,15 @@
 package apiserver
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
-	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
@@ -152,7 +149,7 @@ func strPtr(s string) *string {
 // global: any valid key reads any transfer whose id it knows; a transfer that left the API server
 // is answered from the archive, as it was answered before.
 func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Caller) error {
-	t, err := s.findTransfer(r.Context(), r.PathValue("transfer_id"))
+	t, err := s.findTransfer(r.PathValue("transfer_id"))
 	if apierror.CodeOf(err) == apierror.NotFound {
 		return s.writeArchivedTransfer(r.Context(), w, r.PathValue("transfer_id"), err)
 	}
@@ -196,13 +193,10 @@ func (l *lookupBodies) body(t *payoutv1.Transfer) []byte {
 
 // findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
 // The transfer is the cache's own object (no copy): read it, never change it.
-func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
-	list := &payoutv1.TransferList{}
-	if err := s.cfg.Client.List(ctx, list, client.MatchingFields{index.Name: id}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
+func (s *Server) findTransfer(id string) (*payoutv1.Transfer, error) {
+	t, err := s.stores.transfer(id)
+	if err == nil && t == nil {
+		err = apierror.Errorf(apierror.NotFound, "transfer not found")
 	}
-	if len(list.Items) == 0 {
-		return nil, apierror.Errorf(apierror.NotFound, "transfer not found")
-	}
-	return &list.Items[0], nil
+	return t, err
 }

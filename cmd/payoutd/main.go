@@ -54,6 +54,10 @@ import (
 
 // options are the command-line settings.
 type options struct {
+	// logger is the root logger main made (zap's); zero in tests that run payoutd in process,
+	// where ctrl.Log serves. The facade takes it directly rather than through ctrl.Log's
+	// delegating sink, so that its access log can reach zap's sampler (apiserver/accesslog.go).
+	logger                          logr.Logger
 	kubeconfig                      string
 	controllers, api                bool
 	apiAddr, metricsAddr, probeAddr string
@@ -219,7 +223,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "payoutd:", err)
 		os.Exit(2)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	o.logger = zap.New(zap.UseFlagOptions(&o.zap))
+	ctrl.SetLogger(o.logger)
 	if o.kubeconfig != "" {
 		// controller-runtime's loader reads KUBECONFIG
 		_ = os.Setenv("KUBECONFIG", o.kubeconfig)
@@ -464,13 +469,14 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	srv, err := apiserver.New(apiserver.Config{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
+		Informers:         mgr.GetCache(),
 		Catalog:           catalog,
 		Sanctions:         screener,
 		KYC:               verifier,
 		WalletScreen:      risk,
 		Rates:             rates,
 		Clock:             clock.RealClock{},
-		Log:               ctrl.Log.WithName("facade"),
+		Log:               facadeLog(o),
 		TrustedProxies:    o.proxies,
 		MaxBodyBytes:      o.maxBodyBytes,
 		Ready:             synced.err,
@@ -481,6 +487,14 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		MCPAllowedOrigins: origins,
 	})
 	return srv, screener, err
+}
+
+// facadeLog is the facade's logger: the root logger's when main made one, else ctrl.Log's.
+func facadeLog(o *options) logr.Logger {
+	if o.logger.GetSink() != nil {
+		return o.logger.WithName("facade")
+	}
+	return ctrl.Log.WithName("facade")
 }
 
 // openArchive connects to the transfer archive (internal/archive) when one is configured; nil

@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,7 +81,8 @@ var (
 
 func main() {
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	logger = zap.New(zap.WriteTo(io.Discard))
+	ctrl.SetLogger(logger)
 	if *serveBare != "" {
 		if err := runBare(*serveBare); err != nil {
 			fmt.Fprintln(os.Stderr, "loadrun:", err)
@@ -287,10 +289,10 @@ func openFacade(mgr ctrl.Manager, deposits apiserver.DepositAddresses, store *ar
 		return nil, err
 	}
 	srv, err := apiserver.New(apiserver.Config{
-		Client: c, APIReader: reader, Catalog: bankaccount.Default(),
+		Client: c, APIReader: reader, Informers: mgr.GetCache(), Catalog: bankaccount.Default(),
 		Sanctions: sanctions.NewScreener(sanctions.Embedded), KYC: kyc.Store{Reader: mgr.GetClient()},
 		WalletScreen: walletscreen.LocalList{Reader: mgr.GetClient()}, Rates: rates, Clock: clock.RealClock{},
-		Log: ctrl.Log.WithName("facade"), Deposits: deposits, Archive: store,
+		Log: logger.WithName("facade"), Deposits: deposits, Archive: store,
 	})
 	if err != nil {
 		return nil, err
@@ -321,6 +323,10 @@ func printRatio(label string, v float64, note string) {
 
 // apiProfile, when set, receives a CPU profile of kube-apiserver during the facade's create
 // window (-apiserver-profile).
+// logger is payoutd's kind of logger (zap's, production sampling), written nowhere; the facade
+// takes it directly, as payoutd's does (cmd/payoutd facadeLog).
+var logger logr.Logger
+
 var apiProfile = flag.String("apiserver-profile", "", "write kube-apiserver's CPU profile of the create window to this file")
 
 // calls counts the service's API-server requests during the facade's windows, and facadeCalls

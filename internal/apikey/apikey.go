@@ -50,9 +50,14 @@ func Hash(full string) string {
 }
 
 // Matches compares a presented full key with a stored hash in constant time.
+// It runs on every request, so it builds the presented key's hash on the stack rather than as
+// a string (Hash): nothing is allocated.
 func Matches(storedHash, full string) bool {
-	want := Hash(full)
-	return subtle.ConstantTimeCompare([]byte(storedHash), []byte(want)) == 1
+	var want [len(hashPrefix) + 2*sha256.Size]byte
+	copy(want[:], hashPrefix)
+	sum := sha256.Sum256([]byte(full))
+	hex.Encode(want[len(hashPrefix):], sum[:])
+	return subtle.ConstantTimeCompare([]byte(storedHash), want[:]) == 1
 }
 
 // Credential classifies the Authorization header of a request.

@@ -1,0 +1,121 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/index"
+)
+
+// stores are the informers' own stores of what every request reads: the API key and its
+// account on every request, the deposit options and a transfer by id on the two reads every
+// integrator polls. They are read directly rather than through the cache's client, whose Get and
+// List find the informer by the object's type, apply options and copy into a list by reflection
+// on every call: for these reads that machinery cost more than the read (docs/benchmarks.md,
+// "Cached reads"). The objects are the informers' own: read them, never change them.
+type stores struct {
+	keys, accounts, options, transfers toolscache.Indexer
+	// optionsGen counts changes of the deposit options seen by the informer's handler: an
+	// answer encoded at one count is good until the next (see Server.optionsBody).
+	optionsGen atomic.Uint64
+}
+
+// transferIDIndex is the key controller-runtime's cache files a transfer under in the
+// metadata.name field index (internal/index) across namespaces: "field:<field>" names the
+// index and "__all_namespaces/<value>" the key (pkg/cache/internal's FieldIndexName and
+// KeyToNamespacedKey). The transfer lookup specs of this package fail if that ever changes.
+const (
+	transferIDIndex  = "field:" + index.Name
+	allNamespacesKey = "__all_namespaces/"
+)
+
+// openStores takes the informers of the four kinds (made now if the cache has not made them
+// yet; the cache starts them) and watches the deposit options' changes.
+func openStores(ctx context.Context, informers cache.Informers) (*stores, error) {
+	s := &stores{}
+	for _, st := range []struct {
+		obj client.Object
+		to  *toolscache.Indexer
+	}{
+		{&payoutv1.APIKey{}, &s.keys}, {&payoutv1.PayoutAccount{}, &s.accounts},
+		{&payoutv1.DepositOption{}, &s.options}, {&payoutv1.Transfer{}, &s.transfers},
+	} {
+		inf, err := informers.GetInformer(ctx, st.obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return nil, fmt.Errorf("informer of %T: %w", st.obj, err)
+		}
+		shared, ok := inf.(toolscache.SharedIndexInformer)
+		if !ok {
+			return nil, fmt.Errorf("informer of %T is a %T, not a SharedIndexInformer", st.obj, inf)
+		}
+		*st.to = shared.GetIndexer()
+		if _, ok := st.obj.(*payoutv1.DepositOption); ok {
+			bump := func() { s.optionsGen.Add(1) }
+			if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+				AddFunc:    func(any) { bump() },
+				UpdateFunc: func(any, any) { bump() },
+				DeleteFunc: func(any) { bump() },
+			}); err != nil {
+				return nil, fmt.Errorf("watching deposit options: %w", err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// apiKey is the cached key named id, or nil.
+func (s *stores) apiKey(id string) (*payoutv1.APIKey, error) {
+	return get[payoutv1.APIKey](s.keys, id)
+}
+
+// account is the cached account named name, or nil.
+func (s *stores) account(name string) (*payoutv1.PayoutAccount, error) {
+	return get[payoutv1.PayoutAccount](s.accounts, name)
+}
+
+// transfer is the cached transfer named id in any account's namespace, or nil.
+func (s *stores) transfer(id string) (*payoutv1.Transfer, error) {
+	objs, err := s.transfers.ByIndex(transferIDIndex, allNamespacesKey+id)
+	if err != nil || len(objs) == 0 {
+		return nil, err
+	}
+	t, ok := objs[0].(*payoutv1.Transfer)
+	if !ok {
+		return nil, fmt.Errorf("the transfer cache holds a %T", objs[0])
+	}
+	return t, nil
+}
+
+// depositOptions are the cached deposit options (copies of the structs; their maps and slices
+// are the cache's).
+func (s *stores) depositOptions() ([]payoutv1.DepositOption, error) {
+	objs := s.options.List()
+	items := make([]payoutv1.DepositOption, 0, len(objs))
+	for _, o := range objs {
+		opt, ok := o.(*payoutv1.DepositOption)
+		if !ok {
+			return nil, fmt.Errorf("the deposit option cache holds a %T", o)
+		}
+		items = append(items, *opt)
+	}
+	return items, nil
+}
+
+// get reads a cluster-scoped object by name from an informer's store: nil when it is not there.
+func get[T any](ix toolscache.Indexer, name string) (*T, error) {
+	obj, found, err := ix.GetByKey(name)
+	if err != nil || !found {
+		return nil, err
+	}
+	t, ok := obj.(*T)
+	if !ok {
+		return nil, fmt.Errorf("the cache holds a %T where a %T belongs", obj, t)
+	}
+	return t, nil
+}
