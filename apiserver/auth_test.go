@@ -15,6 +15,8 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 func hasRateHeaders(r *response) bool {
@@ -147,6 +149,31 @@ var _ = Describe("authentication (spec 5)", func() {
 		mutate(deleting, func() {
 			deleting.Finalizers = slices.DeleteFunc(deleting.Finalizers, func(f string) bool { return f == hold })
 		})
+	})
+
+	It("answers 401 to the keys of a deleted account once an account of its name is created again, and counts them", func() {
+		acct := newAccount()
+		Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
+		// the controllers run the deletion to its end: nothing in the namespace is owed
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(acct.name), &payoutv1.PayoutAccount{}))
+		}).WithTimeout(30 * time.Second).Should(BeTrue())
+		again := testgen.Account(acct.name)
+		Expect(env.Client.Create(ctx, again)).To(Succeed())
+		Expect(tenancy.EnsureNamespace(ctx, env.Client, again)).To(Succeed())
+		fresh := newCaller("Bearer " + issueKey(acct.name).Full)
+		// once the new account's key works, the facade's cache holds the new account
+		Eventually(func() int { return fresh.get(path).status }).Should(Equal(200))
+
+		unknown := newCaller("Bearer svc_live_" + strings.Repeat("4", 16) + "_" + strings.Repeat("f", 64)).get(path)
+		old := newCaller(acct.c.auth)
+		for i := range 5 {
+			r := old.get(path)
+			errorText(r, 401)
+			Expect(r.body).To(Equal(unknown.body), "the deleted account's key %d answers as an unknown key", i+1)
+		}
+		errorText(old.get(path), 429) // a bad credential, as a revoked key is (docs/operations/keys.md)
+		Expect(fresh.get(path).status).To(Equal(200))
 	})
 
 	It("blocks an address after 10 requests without usable authentication", func() {
