@@ -110,6 +110,11 @@ generate: controller-gen ## Generate the deepcopy code from the markers.
 fmt: ## gofmt the tree.
 	gofmt -l -w $$(git ls-files '*.go' | grep -v '^vendor/') 
 
+.PHONY: check-fmt
+check-fmt: ## Fail when a Go file is not gofmt-formatted (make fmt formats them).
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^vendor/')); \
+	if [ -n "$$out" ]; then echo "not gofmt-formatted (run make fmt):"; echo "$$out"; exit 1; fi
+
 .PHONY: vet
 vet: ## go vet.
 	go vet ./...
@@ -164,7 +169,7 @@ rollback-manifests: kustomize ## Render the previous release's config/default (h
 ##@ Test
 
 .PHONY: test
-test: check-generated vet lint-openapi test-integration test-envtest test-fuzz test-conformance ## Everything CI runs.
+test: check-generated check-fmt vet lint-openapi test-integration test-envtest test-fuzz test-conformance ## Everything CI runs.
 
 .PHONY: check-generated
 check-generated: controller-gen ## Fail when the committed generated files differ from what the markers generate.

@@ -20,6 +20,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/text"
 )
 
 // recipientJSON is the recipient of spec 2.1.
@@ -424,6 +425,10 @@ func checkHolderName(name string) (string, error) {
 	}
 	if len(name) > maxHolderName {
 		return "", apierror.FieldErrorf("accountHolderName", "must be at most %d bytes", maxHolderName)
+	}
+	// the name is shown by kubectl payout describe, in events and in mails
+	if err := text.Check(name); err != nil {
+		return "", apierror.FieldErrorf("accountHolderName", "%s", err)
 	}
 	return name, nil
 }

@@ -165,6 +165,41 @@ var _ = Describe("recipients (spec 4.4 to 4.8)", func() {
 		Expect(list.Items).To(BeEmpty())
 	})
 
+	It("refuses control and bidi formatting characters in caller text with 400 naming the field, and takes any script (issue 25 item 10)", func() {
+		const refused = ": must not hold control or bidirectional formatting characters, found U+"
+		// ESC starts a terminal escape sequence, U+202E reverses what follows it on screen:
+		// describe, events and mails would show both as they are
+		for name, code := range map[string]string{"Ann\x1b[2J\x1b[HDoe": "001B", "Ann \u202eeoD": "202E", "Ann\nStatus: completed": "000A",
+			"Ann\u0085": "0085", "Ann \u2066x\u2069": "2066", "Ann\u200f": "200F"} {
+			Expect(errorText(acct.c.post("/api/payouts/recipients", ibanBody(name)), 400)).To(Equal("accountHolderName"+refused+code), "%q", name)
+		}
+		keep := idOf(acct.create(ibanBody("Plain Holder")))
+		Expect(errorText(acct.c.do("PATCH", rpath(keep), obj{"accountHolderName": "Plain \u202eredloH"}), 400)).To(Equal("accountHolderName" + refused + "202E"))
+		city := abaBody("City Holder", "US")
+		city["details"].(obj)["address"].(obj)["city"] = "New York\x1b]8;;http://evil.example/\x07"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", city), 400)).To(Equal("details.address.city" + refused + "001B"))
+		line := abaBody("Line Holder", "US")
+		line["details"].(obj)["address"].(obj)["firstLine"] = "1 Main \u202eteertS"
+		Expect(errorText(acct.c.post("/api/payouts/recipients", line), 400)).To(Equal("details.address.firstLine" + refused + "202E"))
+		Expect(errorText(acct.c.do("PATCH", rpath(keep), obj{"details": obj{"legalType": "PRIVATE", "iban": "DE89370400440532013000\u200e"}}), 400)).
+			To(Equal("details.iban" + refused + "200E"))
+		mail := emailBody("Mail Holder")
+		mail["details"] = obj{"email": "payee\u202e@example.com"}
+		Expect(errorText(acct.c.post("/api/payouts/recipients", mail), 400)).To(HavePrefix("details.email: "))
+		list := &payoutv1.RecipientList{}
+		Expect(env.Client.List(ctx, list, client.InNamespace(payoutv1.AccountNamespace(acct.name)))).To(Succeed())
+		Expect(list.Items).To(HaveLen(1), "nothing refused was stored")
+
+		// letters of any script, accents, right-to-left text and joiners are names, not controls
+		for _, name := range []string{"José Müller-Lüdenscheidt", "Zoë Ørsted Åberg", "王小明", "佐藤 花子", "محمد عبد الله", "דוד כהן", "Ivan Петров", "नेहा शर्मा", "Ann\u200dDoe"} {
+			Expect(acct.create(ibanBody(name))["accountHolderName"]).To(Equal(name))
+		}
+		accented := abaBody("Zoë Ørsted", "US")
+		accented["details"].(obj)["address"].(obj)["city"] = "São Paulo"
+		accented["details"].(obj)["address"].(obj)["firstLine"] = "Rua Açaí 1"
+		Expect(acct.create(accented)["details"].(map[string]any)["address"].(map[string]any)["city"]).To(Equal("São Paulo"))
+	})
+
 	It("reads null as absent and refuses a duplicate key inside details", func() {
 		// null is "not given" in details, as validation reads it (spec 2.1.1)
 		m := acct.create(obj{"currency": "EUR", "type": "iban", "accountHolderName": "Null Address",

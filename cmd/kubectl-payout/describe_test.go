@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/text"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -66,6 +68,28 @@ Events:
   2026-11-22T12:00:00Z  Normal   Created         transfer  ready_to_process: waiting for the deposit
   2026-11-22T12:03:00Z  Warning  PayoutRejected  transfer  failed: payout rejected by the bank
 `))
+	})
+
+	It("shows control and bidi formatting characters of stored text as escapes, never as they are (issue 25 item 10)", func() {
+		// stored by a release before the facade refused them, or written with kubectl directly
+		account := newAccount("describe-escapes")
+		t := storeTransfer(account, payoutv1.TransferStatus{
+			Phase: payoutv1.PhaseFailed, Failure: failure(payoutv1.FailurePayoutRejected, "rejected\x1b[2K"),
+			History: []payoutv1.StatusChange{{Status: payoutv1.PhaseFailed, At: testgen.Epoch, Reason: "PayoutRejected", Message: "bank said\nStatus: completed"}},
+		}, func(t *payoutv1.Transfer) {
+			t.Spec.Recipient.AccountHolderName = "Ann\x1b]0;pwned\x07 \u202eeoD"
+			t.Spec.CustomerEmail = "payer\u2066@example.com"
+		})
+		recordEvent(t, t.Name+".1", testgen.Epoch.Time, "Warning", "PayoutRejected", "failed: \x1b[31mred\u200f")
+
+		out := succeeds("describe", "transfer", t.Name)
+		Expect(out).To(ContainSubstring("Recipient:       123456789 Ann\\u001b]0;pwned\\u0007 \\u202eeoD (EUR iban, DE)\n"))
+		Expect(out).To(ContainSubstring(" payer\\u2066@example.com\n"))
+		Expect(out).To(ContainSubstring("Error:           PayoutRejected: rejected\\u001b[2K (2026-11-22T12:00:00Z)\n"))
+		Expect(out).To(ContainSubstring("bank said\\u000aStatus: completed\n"))
+		Expect(out).To(ContainSubstring("failed: \\u001b[31mred\\u200f\n"))
+		_, unsafe := text.Unsafe(strings.ReplaceAll(out, "\n", ""))
+		Expect(unsafe).To(BeFalse(), "only line ends and no other control reach the terminal:\n%q", out)
 	})
 
 	It("refuses a transfer that does not exist", func() {

@@ -3,6 +3,8 @@ package admin
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stablepay/payout-operator/internal/refusal"
 )
 
 // Kinds of refusal a caller may branch on, matched with errors.Is. The error text itself is
@@ -15,17 +17,9 @@ var (
 	ErrNotFound = errors.New("not found")
 )
 
-// refusal carries a message for people and a kind for code.
-type refusal struct {
-	kind error
-	msg  string
-}
-
-func (e *refusal) Error() string { return e.msg }
-func (e *refusal) Unwrap() error { return e.kind }
-
+// refuse is a refusal of kind (errors.Is) whose text is the formatted message.
 func refuse(kind error, format string, args ...any) error {
-	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return refusal.New(kind, format, args...)
 }
 
 // Field names of FieldError, as an operator would say them. The plugin maps them to its flags.

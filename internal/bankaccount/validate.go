@@ -8,6 +8,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/emailaddr"
+	"github.com/stablepay/payout-operator/internal/text"
 )
 
 // Validate checks recipient details (spec 2.1.1, 4.5, 4.7) for an account type of a
@@ -144,6 +145,10 @@ func putString(values map[string]string, key string, v any) *apierror.Error {
 	switch s := v.(type) {
 	case nil:
 	case string:
+		// details are stored and shown (describe, mails) as sent: no terminal or bidi controls
+		if err := text.Check(s); err != nil {
+			return apierror.FieldErrorf("details."+key, "%s", err)
+		}
 		if s != "" {
 			values[key] = s
 		}

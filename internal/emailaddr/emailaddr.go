@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
+
+	"github.com/stablepay/payout-operator/internal/text"
 )
 
 // MaxLength is the longest address SMTP carries (RFC 5321: a 256-octet path less its brackets).
@@ -29,6 +31,11 @@ func Check(s string) error {
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || a.Name != "" {
+		return ErrNotPlain
+	}
+	// net/mail takes any non-ASCII rune as a letter (RFC 6532), C1 controls and bidi
+	// overrides included; the address is shown in mails, events and kubectl payout describe.
+	if _, bad := text.Unsafe(s); bad {
 		return ErrNotPlain
 	}
 	if at := strings.LastIndexByte(s, '@'); !strings.Contains(s[at+1:], ".") {

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/text"
 )
 
 // Message is a rendered notification, ready for a Mailer. The sender (From) is the mailer's.
@@ -299,14 +300,15 @@ func statusLabel(s string) string {
 	return cleanText(s, 64)
 }
 
-// cleanText makes free text safe and tidy for a message: control characters and runs of white
+// cleanText makes free text safe and tidy for a message: control characters, bidi formatting
+// characters (text.IsUnsafe: a U+202E would reverse the rest of the line) and runs of white
 // space become one space, and the text is cut to max runes.
 func cleanText(s string, max int) string {
 	var b strings.Builder
 	space := false
 	n := 0
 	for _, r := range strings.TrimSpace(s) {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
+		if unicode.IsSpace(r) || text.IsUnsafe(r) || r == unicode.ReplacementChar {
 			space = true
 			continue
 		}

@@ -294,6 +294,10 @@ func TestCleanText(t *testing.T) {
 	if got := cleanText("  a\r\nb\t\tc\x00d  ", 100); got != "a b c d" {
 		t.Errorf("cleanText = %q", got)
 	}
+	// a stored name from before the facade refused them (issue 25 item 10)
+	if got := cleanText("Ann \u202eeoD\u2066x\u2069\x1b[2J\u0085", 100); got != "Ann eoD x [2J" {
+		t.Errorf("cleanText = %q", got)
+	}
 	if got := cleanText("abcdef", 3); got != "abc..." {
 		t.Errorf("cleanText cut = %q", got)
 	}

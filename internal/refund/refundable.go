@@ -2,10 +2,10 @@ package refund
 
 import (
 	"errors"
-	"fmt"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/refusal"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -19,17 +19,9 @@ var (
 	ErrAlreadyRequested = errors.New("refund already requested")
 )
 
-// refusal carries a message for people and a kind for code.
-type refusal struct {
-	kind error
-	msg  string
-}
-
-func (e *refusal) Error() string { return e.msg }
-func (e *refusal) Unwrap() error { return e.kind }
-
+// refuse is a refusal of kind (errors.Is) whose text is the formatted message.
 func refuse(kind error, format string, args ...any) error {
-	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return refusal.New(kind, format, args...)
 }
 
 // Requestable says why an operator's request to refund t records nothing, or nil when it may

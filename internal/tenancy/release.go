@@ -10,7 +10,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
-
 // Contents is what an account's namespace holds that bears on money, read past the cache.
 type Contents struct {
 	Transfers []payoutv1.Transfer

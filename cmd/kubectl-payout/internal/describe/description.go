@@ -12,6 +12,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/text"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -36,7 +37,9 @@ type TransferDescription struct {
 func (d TransferDescription) String() string {
 	t := d.Transfer
 	var b strings.Builder
-	line := func(label, value string) { fmt.Fprintf(&b, "%-17s%s\n", label+":", value) }
+	// Every value and cell goes through text.Escape: names, messages and e-mails are the
+	// callers' or a bank's text, and one ESC or U+202E would rewrite the terminal.
+	line := func(label, value string) { fmt.Fprintf(&b, "%-17s%s\n", label+":", text.Escape(value)) }
 
 	line("Transfer", t.Name)
 	line("Account", fmt.Sprintf("%s (namespace %s)", t.Spec.Account, t.Namespace))
@@ -105,14 +108,14 @@ func (d TransferDescription) String() string {
 	history := transfer.History(&t) // a fresh v1 transfer's opening line is not stored yet
 	table(&b, len(history), func(tw *tabwriter.Writer) {
 		for _, h := range history {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", timestamp(h.At), h.Status, h.Reason, h.Message)
+			row(tw, timestamp(h.At), string(h.Status), h.Reason, h.Message)
 		}
 	})
 	b.WriteString("Events:\n")
 	table(&b, len(d.Events), func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "  TIME\tTYPE\tREASON\tFROM\tMESSAGE")
 		for _, e := range d.Events {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", eventTime(e).UTC().Format(time.RFC3339), e.Type, e.Reason, reporter(e), note(e))
+			row(tw, eventTime(e).UTC().Format(time.RFC3339), e.Type, e.Reason, reporter(e), note(e))
 		}
 	})
 	return b.String()
@@ -127,6 +130,15 @@ func table(b *strings.Builder, rows int, write func(*tabwriter.Writer)) {
 	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	write(tw)
 	_ = tw.Flush() // a strings.Builder does not fail
+}
+
+// row writes one indented table row, its cells escaped: a tab or a newline in stored text would
+// otherwise shift the columns or forge a row.
+func row(tw *tabwriter.Writer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = text.Escape(c)
+	}
+	fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
 }
 
 func recipient(r payoutv1.RecipientSnapshot) string {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/text"
 )
 
 // TransferColumns are the columns of `get transfers`; WideTransferColumns are added by
@@ -44,12 +45,14 @@ func WriteTransferTable(w io.Writer, transfers []payoutv1.Transfer, now time.Tim
 	return tw.Flush()
 }
 
+// writeRow writes one row, its cells through text.Escape: an object written with kubectl
+// directly can hold any text, and a control in a cell would rewrite the terminal or the columns.
 func writeRow(w io.Writer, cells []string) {
 	for i, c := range cells {
 		if i > 0 {
 			fmt.Fprint(w, "\t")
 		}
-		fmt.Fprint(w, c)
+		fmt.Fprint(w, text.Escape(c))
 	}
 	fmt.Fprintln(w)
 }

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/text"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -86,5 +88,28 @@ func TestEmptyTableIsHeaderOnly(t *testing.T) {
 	}
 	if got := out.String(); got != "ID   STATUS   AMOUNT   CURRENCY   NETWORK   RECIPIENT   AGE\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestTableEscapesControls: a cell of stored text cannot move the cursor, colour the terminal or
+// reverse the columns after it (issue 25 item 10).
+func TestTableEscapesControls(t *testing.T) {
+	tr := *testgen.Transfer("payout-acme", "65f1c0de9a8b7c6d5e4f3a21", func(t *payoutv1.Transfer) {
+		t.CreationTimestamp = metav1.NewTime(testgen.Epoch.Add(-time.Hour))
+		t.Spec.Account = "acme\x1b[2J\u202e"
+		t.Status.Phase = "failed\tcompleted"
+	})
+	var out bytes.Buffer
+	if err := WriteTransferTable(&out, []payoutv1.Transfer{tr}, testgen.Epoch.Time, true); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{`acme\u001b[2J\u202e`, `failed\u0009completed`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s in:\n%s", want, got)
+		}
+	}
+	if _, bad := text.Unsafe(strings.ReplaceAll(got, "\n", "")); bad {
+		t.Errorf("a control reaches the terminal:\n%q", got)
 	}
 }
