@@ -15,8 +15,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
-	"github.com/stablepay/payout-operator/internal/tenancy"
-	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 func hasRateHeaders(r *response) bool {
@@ -153,14 +151,7 @@ var _ = Describe("authentication (spec 5)", func() {
 
 	It("answers 401 to the keys of a deleted account once an account of its name is created again, and counts them", func() {
 		acct := newAccount()
-		Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
-		// the controllers run the deletion to its end: nothing in the namespace is owed
-		Eventually(func() bool {
-			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(acct.name), &payoutv1.PayoutAccount{}))
-		}).WithTimeout(30 * time.Second).Should(BeTrue())
-		again := testgen.Account(acct.name)
-		Expect(env.Client.Create(ctx, again)).To(Succeed())
-		Expect(tenancy.EnsureNamespace(ctx, env.Client, again)).To(Succeed())
+		accountAgain(acct)
 		fresh := newCaller("Bearer " + issueKey(acct.name).Full)
 		// once the new account's key works, the facade's cache holds the new account
 		Eventually(func() int { return fresh.get(path).status }).Should(Equal(200))

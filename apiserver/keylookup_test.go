@@ -135,15 +135,9 @@ var _ = Describe("a key of an account made again while the cache holds the earli
 		// informer saw of it)
 		earlier := &payoutv1.PayoutAccount{}
 		Expect(env.Client.Get(ctx, objKey(acct.name), earlier)).To(Succeed())
-		Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
 		deleted := metav1.Now()
 		earlier.DeletionTimestamp = &deleted
-		Eventually(func() bool {
-			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(acct.name), &payoutv1.PayoutAccount{}))
-		}).WithTimeout(30 * time.Second).Should(BeTrue())
-		again := testgen.Account(acct.name)
-		Expect(env.Client.Create(ctx, again)).To(Succeed())
-		Expect(tenancy.EnsureNamespace(ctx, env.Client, again)).To(Succeed())
+		accountAgain(acct)
 		key := issueKey(acct.name)
 
 		cfg := baseCfg
@@ -161,6 +155,19 @@ var _ = Describe("a key of an account made again while the cache holds the earli
 		errorText(old.get(path), 429)
 	})
 })
+
+// accountAgain deletes acct, waits for the controllers to run its deletion to its end (nothing
+// in its namespace is owed), and creates an account of its name again.
+func accountAgain(acct *account) {
+	GinkgoHelper()
+	Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, objKey(acct.name), &payoutv1.PayoutAccount{}))
+	}).WithTimeout(30 * time.Second).Should(BeTrue())
+	again := testgen.Account(acct.name)
+	Expect(env.Client.Create(ctx, again)).To(Succeed())
+	Expect(tenancy.EnsureNamespace(ctx, env.Client, again)).To(Succeed())
+}
 
 // staleAccount is a client whose cache holds acct, as it was, in place of the account of its
 // name: an informer that has not seen the account deleted and made again.
