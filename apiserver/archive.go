@@ -40,8 +40,8 @@ func (s *Server) archiveDown(err error) error {
 
 // writeArchivedTransfer answers a lookup of a transfer that is not live from the archive: the
 // same body as before it was archived, 404 for an id the archive does not hold either, 503
-// when the archive cannot say.
-func (s *Server) writeArchivedTransfer(ctx context.Context, w http.ResponseWriter, id string, notFound error) error {
+// when the archive cannot say. A key of another account gets it masked, as a live one.
+func (s *Server) writeArchivedTransfer(ctx context.Context, w http.ResponseWriter, c *Caller, id string, notFound error) error {
 	if s.cfg.Archive == nil {
 		return notFound
 	}
@@ -52,7 +52,18 @@ func (s *Server) writeArchivedTransfer(ctx context.Context, w http.ResponseWrite
 	if !ok {
 		return notFound
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"transfer": json.RawMessage(lookup)})
+	a, found, err := s.cfg.Archive.Transfer(ctx, id)
+	if err != nil {
+		return s.archiveDown(err)
+	}
+	body, err := json.Marshal(map[string]any{"transfer": json.RawMessage(lookup)})
+	if err == nil && (!found || a.Namespace != c.Namespace()) {
+		body, err = maskLookup(body)
+	}
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, append(body, '\n'))
 	return nil
 }
 

@@ -110,6 +110,10 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		}).Should(Equal(done.ResourceVersion))
 		before := lookup(doneOwner, done.Name)
 		Expect(before.status).To(Equal(200))
+		stranger := newPayee()
+		maskedBefore := lookup(stranger, done.Name)
+		Expect(maskedBefore.status).To(Equal(200))
+		Expect(maskedBefore.json()["transfer"]).To(HaveKeyWithValue("wallet_address", "****BA72"))
 		recipientBefore := doneOwner.c.on(archived).get(rpath(doneOwner.rid))
 		Expect(recipientBefore.status).To(Equal(200))
 		deposits := &payoutv1.DepositList{}
@@ -121,6 +125,7 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		after := lookup(doneOwner, done.Name)
 		Expect(after.status).To(Equal(200), "%s", after)
 		Expect(string(after.body)).To(Equal(string(before.body)), "the archived lookup is the live one, byte for byte")
+		Expect(string(lookup(stranger, done.Name).body)).To(Equal(string(maskedBefore.body)), "another account's key gets it masked, as it did live")
 		Expect(doneOwner.c.get("/api/payouts/transfer/"+done.Name).status).To(Equal(404), "a facade without the archive no longer finds it: it left etcd")
 		// its live objects are gone: the deposit, the claim of its customer_uuid
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(&deposits.Items[0]), &payoutv1.Deposit{}))).To(BeTrue())

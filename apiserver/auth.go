@@ -112,11 +112,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, caller *Caller, b
 
 // authenticate resolves an Authorization header to a caller. On a refused credential it
 // returns the message for the 401 and the kind of failure for the brute-force limits. Unknown,
-// unmatched and revoked keys, and keys of a deleted account (or one being deleted), all get
-// msgBadKey. A key or account this replica's cache does not hold yet is read from the API
-// server before it counts as unknown (apiKey, keyAccount). When the key or its account cannot
-// be read (the cache or the API server fails), the credential is neither good nor bad: err is
-// a 503, and nothing is counted against the caller.
+// unmatched and revoked keys, and keys of a deleted account (or one being deleted, or an
+// earlier account of the same name), all get msgBadKey. A key or account this replica's cache
+// does not hold yet is read from the API server before it counts as unknown (apiKey,
+// keyAccount), and so is an account whose cached UID is not the key's (keyLookup.account). When the key or its account cannot be read (the cache or the API server fails),
+// the credential is neither good nor bad: err is a 503, and nothing is counted against the
+// caller.
 func (s *Server) authenticate(ctx context.Context, header string) (*Caller, string, failure, error) {
 	cred, keyID, full := apikey.ParseAuthorization(header)
 	switch cred {
@@ -144,9 +145,25 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 	if acct == nil {
 		return nil, msgBadKey, badCredential, nil
 	}
+	if key.BindingTo(acct) == payoutv1.KeyOfAnotherAccount {
+		// the cache may hold the earlier account still, deleted and made again a moment ago:
+		// the API server's says which one the key's is
+		fresh, err := s.keys.account(ctx, key.Spec.Account)
+		if err != nil {
+			return nil, "", 0, s.authUnavailable(err, "reading the account of an API key", keyID)
+		}
+		if fresh != nil {
+			acct = fresh
+		}
+	}
 	if !acct.DeletionTimestamp.IsZero() {
 		// a deleted account waits for what it owes (its finalizer) and takes nothing new: a
 		// transfer created now would hold it open again
+		return nil, msgBadKey, badCredential, nil
+	}
+	if key.BindingTo(acct) == payoutv1.KeyOfAnotherAccount {
+		// issued to an earlier account of this name: as good as revoked, and answered and
+		// counted as a revoked key is (docs/operations/keys.md)
 		return nil, msgBadKey, badCredential, nil
 	}
 	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil

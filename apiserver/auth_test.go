@@ -164,6 +164,24 @@ var _ = Describe("authentication (spec 5)", func() {
 		})
 	})
 
+	It("answers 401 to the keys of a deleted account once an account of its name is created again, and counts them", func() {
+		acct := newAccount()
+		accountAgain(acct)
+		fresh := newCaller("Bearer " + issueKey(acct.name).Full)
+		// once the new account's key works, the facade's cache holds the new account
+		Eventually(func() int { return fresh.get(path).status }).Should(Equal(200))
+
+		unknown := newCaller("Bearer svc_live_" + strings.Repeat("4", 16) + "_" + strings.Repeat("f", 64)).get(path)
+		old := newCaller(acct.c.auth)
+		for i := range 5 {
+			r := old.get(path)
+			errorText(r, 401)
+			Expect(r.body).To(Equal(unknown.body), "the deleted account's key %d answers as an unknown key", i+1)
+		}
+		errorText(old.get(path), 429) // a bad credential, as a revoked key is (docs/operations/keys.md)
+		Expect(fresh.get(path).status).To(Equal(200))
+	})
+
 	It("blocks an address after 10 requests without usable authentication", func() {
 		c := newCaller("")
 		for i := range 10 {

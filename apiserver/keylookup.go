@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,9 +67,36 @@ func (l *keyLookup) find(ctx context.Context, id string) (*payoutv1.APIKey, erro
 	if _, ok := l.absent.Get(id); ok {
 		return nil, nil
 	}
-	v, err, _ := l.flights.Do(id, func() (any, error) {
+	obj, err := l.read(ctx, &payoutv1.APIKey{ObjectMeta: metav1.ObjectMeta{Name: id}}, true)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return obj.(*payoutv1.APIKey), nil
+}
+
+// account reads the account named name past the cache, for a key bound to another UID than the
+// cached account's: the cache may still hold an account deleted and made again a moment ago,
+// and a key issued to the new one must not be refused (and counted) for it. Within the same
+// budget as find: a key of the earlier account asks on every use, and each ask is one read.
+// It returns nil, nil when the account does not exist or the budget leaves it unread (the
+// cached account decides then), and an error when the API server could not answer. The
+// account may be shared with concurrent callers: read it, never change it.
+func (l *keyLookup) account(ctx context.Context, name string) (*payoutv1.PayoutAccount, error) {
+	obj, err := l.read(ctx, &payoutv1.PayoutAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, false)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return obj.(*payoutv1.PayoutAccount), nil
+}
+
+// read reads obj, by its name, from the API server under l's bounds: concurrent reads of one
+// object share one, within the budget and keyLookupTimeout. It returns nil, nil for an object
+// not there or not read. With remember, an object not there is remembered absent.
+func (l *keyLookup) read(ctx context.Context, obj client.Object, remember bool) (client.Object, error) {
+	id := obj.GetName()
+	v, err, _ := l.flights.Do(fmt.Sprintf("%T/%s", obj, id), func() (any, error) {
 		// a flight that ended just before this one may have found it absent
-		if _, ok := l.absent.Get(id); ok {
+		if _, ok := l.absent.Get(id); ok && remember {
 			return nil, nil
 		}
 		if !l.budget.AllowN(l.now(), 1) {
@@ -76,18 +105,19 @@ func (l *keyLookup) find(ctx context.Context, id string) (*payoutv1.APIKey, erro
 		// the read is shared: one caller giving up must not fail the others
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyLookupTimeout)
 		defer cancel()
-		key := &payoutv1.APIKey{}
-		if err := l.reader.Get(rctx, client.ObjectKey{Name: id}, key); err != nil {
+		if err := l.reader.Get(rctx, client.ObjectKey{Name: id}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				l.absent.Add(id, struct{}{}, absentKeyTTL)
+				if remember {
+					l.absent.Add(id, struct{}{}, absentKeyTTL)
+				}
 				return nil, nil
 			}
 			return nil, err
 		}
-		return key, nil
+		return obj, nil
 	})
 	if err != nil || v == nil {
 		return nil, err
 	}
-	return v.(*payoutv1.APIKey), nil
+	return v.(client.Object), nil
 }

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -124,6 +125,64 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		Expect(reads.Load()).To(BeEquivalentTo(keyLookupBurst+keyLookupRate), "a second refills the rate, no more")
 	})
 })
+
+var _ = Describe("a key of an account made again while the cache holds the earlier one (issue 25 item 8)", func() {
+	const path = "/api/payouts/amount-limits"
+
+	It("is read past the cache: the new account's key answers 200, the earlier one's 401", func() {
+		acct := newAccount()
+		// what a lagging cache holds: the earlier account, its deletion begun (the last the
+		// informer saw of it)
+		earlier := &payoutv1.PayoutAccount{}
+		Expect(env.Client.Get(ctx, objKey(acct.name), earlier)).To(Succeed())
+		deleted := metav1.Now()
+		earlier.DeletionTimestamp = &deleted
+		accountAgain(acct)
+		key := issueKey(acct.name)
+
+		cfg := baseCfg
+		cfg.Client = staleAccount{Client: baseCfg.Client, acct: earlier}
+		s := openServer(cfg)
+		fresh := newCaller("Bearer " + key.Full).on(s)
+		for i := range 6 { // one past the bad-credential limit of spec 5.3
+			Expect(fresh.get(path).status).To(Equal(200), "call %d of the new account's key", i+1)
+		}
+		// the earlier account's key: refused, and counted, by the account the cache holds
+		old := newCaller(acct.c.auth).on(s)
+		for i := range 5 {
+			Expect(errorText(old.get(path), 401)).To(Equal(msgBadKey), "the earlier account's key, call %d", i+1)
+		}
+		errorText(old.get(path), 429)
+	})
+})
+
+// accountAgain deletes acct, waits for the controllers to run its deletion to its end (nothing
+// in its namespace is owed), and creates an account of its name again.
+func accountAgain(acct *account) {
+	GinkgoHelper()
+	Expect(env.Client.Delete(ctx, acct.model)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, objKey(acct.name), &payoutv1.PayoutAccount{}))
+	}).WithTimeout(30 * time.Second).Should(BeTrue())
+	again := testgen.Account(acct.name)
+	Expect(env.Client.Create(ctx, again)).To(Succeed())
+	Expect(tenancy.EnsureNamespace(ctx, env.Client, again)).To(Succeed())
+}
+
+// staleAccount is a client whose cache holds acct, as it was, in place of the account of its
+// name: an informer that has not seen the account deleted and made again.
+type staleAccount struct {
+	client.Client
+	acct *payoutv1.PayoutAccount
+}
+
+func (c staleAccount) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if a, ok := obj.(*payoutv1.PayoutAccount); ok && key.Name == c.acct.Name {
+		c.acct.DeepCopyInto(a)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
 
 // cacheWithout is a client that reads from an informer cache of its own, one that never holds
 // the accounts or API keys of the given names, and writes to the API server; and that cache.

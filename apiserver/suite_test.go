@@ -28,6 +28,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/controllers"
+	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
@@ -312,12 +313,12 @@ func mutate(obj client.Object, change func()) {
 
 func objKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
+// issueKey issues a key of account as the plugin does.
 func issueKey(account string) apikey.Key {
 	GinkgoHelper()
-	key, err := apikey.New()
+	full, id, err := admin.IssueKey(ctx, env.Client, account)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(env.Client.Create(ctx, testgen.APIKey(key.ID, account, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash }))).To(Succeed())
-	return key
+	return apikey.Key{ID: id, Full: full, Hash: apikey.Hash(full)}
 }
 
 // unlimited lifts every per-key budget of a facade, for tests that send more requests than a

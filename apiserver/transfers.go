@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -11,6 +12,7 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/redact"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -148,15 +150,18 @@ func strPtr(s string) *string {
 // handleTransferGet serves GET /api/payouts/transfer/{transfer_id} (spec 4.15). Lookup is
 // global: any valid key reads any transfer whose id it knows; a transfer that left the API server
 // is answered from the archive, as it was answered before.
-func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+//
+// The transfer id travels as the bank reference and in mails, so knowing it proves nothing: a
+// key of another account gets every field, the personal and bank ones masked (maskLookup).
+func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, c *Caller) error {
 	t, err := s.findTransfer(r.PathValue("transfer_id"))
 	if apierror.CodeOf(err) == apierror.NotFound {
-		return s.writeArchivedTransfer(r.Context(), w, r.PathValue("transfer_id"), err)
+		return s.writeArchivedTransfer(r.Context(), w, c, r.PathValue("transfer_id"), err)
 	}
 	if err != nil {
 		return err
 	}
-	writeBody(w, http.StatusOK, s.lookups.body(t))
+	writeBody(w, http.StatusOK, s.lookups.body(t, t.Namespace != c.Namespace()))
 	return nil
 }
 
@@ -170,17 +175,22 @@ func newLookupBodies(size int) *lookupBodies { return &lookupBodies{cache: lru.N
 type lookupKey struct {
 	uid             types.UID
 	resourceVersion string
+	masked          bool
 }
 
-// body is the encoded `{"transfer": ...}` answer of t (spec 4.15).
-func (l *lookupBodies) body(t *payoutv1.Transfer) []byte {
-	key := lookupKey{t.UID, t.ResourceVersion}
+// body is the encoded `{"transfer": ...}` answer of t (spec 4.15), masked for a key of another
+// account.
+func (l *lookupBodies) body(t *payoutv1.Transfer, masked bool) []byte {
+	key := lookupKey{t.UID, t.ResourceVersion, masked}
 	if key.uid != "" && key.resourceVersion != "" {
 		if b, ok := l.cache.Get(key); ok {
 			return b.([]byte)
 		}
 	}
 	b, err := json.Marshal(map[string]any{"transfer": transferView(t)})
+	if err == nil && masked {
+		b, err = maskLookup(b)
+	}
 	if err != nil {
 		return []byte(`{"error":"internal error"}` + "\n")
 	}
@@ -199,4 +209,39 @@ func (s *Server) findTransfer(id string) (*payoutv1.Transfer, error) {
 		err = apierror.Errorf(apierror.NotFound, "transfer not found")
 	}
 	return t, err
+}
+
+// maskLookup masks the personal and bank fields (redact.Field) of an encoded lookup answer,
+// `{"transfer": ...}`, live or archived alike; every field stays, with its type. Numbers keep
+// their digits (json.Number).
+func maskLookup(body []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	t, _ := m["transfer"].(map[string]any)
+	for _, k := range []string{"customerEmail", "wallet_address"} {
+		maskString(t, k, k)
+	}
+	if rc, ok := t["recipient"].(map[string]any); ok {
+		maskString(rc, "accountHolderName", "recipient.accountHolderName")
+		details, _ := rc["details"].(map[string]any)
+		for k := range details {
+			maskString(details, k, "recipient.details."+k)
+		}
+		addr, _ := details["address"].(map[string]any)
+		for k := range addr {
+			maskString(addr, k, "recipient.details.address."+k)
+		}
+	}
+	return json.Marshal(m)
+}
+
+// maskString masks m[k], the field at path, when it is a string.
+func maskString(m map[string]any, k, path string) {
+	if s, ok := m[k].(string); ok {
+		m[k] = redact.Field(path, s)
+	}
 }

@@ -37,9 +37,55 @@ var _ = Describe("transfer lookup (spec 4.15)", func() {
 		Expect(tr["amount"]).To(Equal(json.Number("25.00")))
 		Expect(tr["currency"]).To(Equal("EUR"))
 		Expect(tr["status"]).To(BeElementOf("ready_to_process"))
-		Expect(tr["recipient"].(map[string]any)["details"]).To(HaveKeyWithValue("iban", "DE89370400440532013000"))
 		Expect(tr["refund_tx_hash"]).To(BeNil())
 		Expect(errorText(owner.c.get("/api/payouts/transfer/"+strings.Repeat("e", 24)), 404)).To(Equal("transfer not found"))
+	})
+
+	It("masks the personal and bank fields for a key of another account; the owner sees them all (issue 25 item 9)", func() {
+		owner, other := newAccount(), newAccount()
+		t := testgen.Transfer(payoutv1.AccountNamespace(owner.name), "dddddddddddddddddddddd02", func(t *payoutv1.Transfer) {
+			t.Spec.Recipient.Details.Email = "jane.doe@example.com"
+			t.Spec.Recipient.Details.Address = &payoutv1.PostalAddress{Country: "DE", City: "Berlin", FirstLine: "Unter den Linden 77", PostCode: "10117"}
+		})
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		view := func(a *account) map[string]any {
+			GinkgoHelper()
+			var r *response
+			Eventually(func() int { r = a.c.get("/api/payouts/transfer/" + t.Name); return r.status }).Should(Equal(200))
+			return r.json()["transfer"].(map[string]any)
+		}
+		mine, theirs := view(owner), view(other)
+
+		Expect(mine["customerEmail"]).To(Equal("payer@example.com"))
+		Expect(mine["wallet_address"]).To(Equal(t.Spec.WalletAddress))
+		rc := mine["recipient"].(map[string]any)
+		Expect(rc["accountHolderName"]).To(Equal("Jane Doe"))
+		Expect(rc["details"]).To(HaveKeyWithValue("iban", "DE89370400440532013000"))
+		Expect(rc["details"]).To(HaveKeyWithValue("email", "jane.doe@example.com"))
+		Expect(rc["details"].(map[string]any)["address"]).To(HaveKeyWithValue("firstLine", "Unter den Linden 77"))
+
+		Expect(theirs["customerEmail"]).To(Equal("p***@example.com"))
+		Expect(theirs["wallet_address"]).To(Equal("****BA72"))
+		rc = theirs["recipient"].(map[string]any)
+		Expect(rc["accountHolderName"]).To(Equal("J*** D***"))
+		Expect(rc["details"]).To(HaveKeyWithValue("iban", "****3000"))
+		Expect(rc["details"]).To(HaveKeyWithValue("email", "j***@example.com"))
+		Expect(rc["details"].(map[string]any)["address"]).To(Equal(map[string]any{
+			"country": "DE", "city": "B***", "firstLine": "U*** d*** L*** 7***", "postCode": "1***"}))
+		// every field is there, of its type; what is not personal reads as the owner's
+		Expect(theirs).To(HaveLen(len(mine)))
+		for k, v := range mine {
+			Expect(theirs).To(HaveKey(k))
+			if k != "customerEmail" && k != "wallet_address" && k != "recipient" {
+				if v == nil {
+					Expect(theirs[k]).To(BeNil(), "field %s", k)
+				} else {
+					Expect(theirs[k]).To(Equal(v), "field %s", k)
+				}
+			}
+		}
+		Expect(rc).To(HaveLen(len(mine["recipient"].(map[string]any))))
+		Expect(rc["details"]).To(HaveLen(len(mine["recipient"].(map[string]any)["details"].(map[string]any))))
 	})
 })
 

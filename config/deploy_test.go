@@ -220,6 +220,9 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{controller, true, "patch", "", "payoutaccounts", "", ""},
 			{controller, true, "patch", acme, "refunds", "", ""},
 			{controller, true, "patch", "", "namespaces", "", "core"},
+			// a key of an older release is bound to its account's UID, or revoked (docs/operations/upgrade.md)
+			{controller, true, "patch", "", "apikeys", "", ""},
+			{controller, false, "delete", "", "apikeys", "", ""},
 			{controller, false, "delete", "", "namespaces", "", "core"},
 			// the operators' plugin
 			{operator, true, "create", "", "payoutaccounts", "", ""},

@@ -68,6 +68,90 @@ var _ = Describe("APIKey controller", func() {
 	})
 })
 
+var _ = Describe("APIKey controller on keys of a release before accountUID", func() {
+	// reconcile runs the passes a key's events would: the spec's write, then the status's
+	reconcile := func(k *payoutv1.APIKey) {
+		GinkgoHelper()
+		r := &apiKeyReconciler{Client: env.Client,
+			status: &statusReconciler[payoutv1.APIKey, *payoutv1.APIKey]{Client: env.Client, observe: apiKeyObserver(env.Client, fakeClock)}}
+		for range 2 {
+			_, err := r.Reconcile(ctx, request(k))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)).To(Succeed())
+	}
+	// madeAfter creates an account named name whose creationTimestamp (seconds) is after the
+	// key's, as an account made again after a key of its first would be
+	madeAfter := func(name string, k *payoutv1.APIKey) *payoutv1.PayoutAccount {
+		GinkgoHelper()
+		var acct *payoutv1.PayoutAccount
+		Eventually(func() bool {
+			acct = testgen.Account(name)
+			Expect(env.Client.Create(ctx, acct)).To(Succeed())
+			if acct.CreationTimestamp.After(k.CreationTimestamp.Time) {
+				return true
+			}
+			Expect(env.Client.Delete(ctx, acct)).To(Succeed()) // no finalizer: it goes at once
+			return false
+		}).WithTimeout(5 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		return acct
+	}
+
+	It("stamps one made after its account with the account's UID and an owner reference", func() {
+		acct := testgen.Account("ctrl-upgraded")
+		Expect(env.Client.Create(ctx, acct)).To(Succeed())
+		k := testgen.APIKey("bbbbbbbbbbbbbbb1", acct.Name)
+		Expect(env.Client.Create(ctx, k)).To(Succeed())
+		reconcile(k)
+		Expect(k.Spec.AccountUID).To(Equal(string(acct.UID)))
+		Expect(k.OwnerReferences).To(ConsistOf(HaveField("UID", acct.UID)))
+		Expect(k.Spec.Revoked).To(BeFalse())
+		status, reason := readyOf(k)
+		Expect(status).To(Equal(metav1.ConditionTrue))
+		Expect(reason).To(Equal(APIKeyActiveReason))
+
+		// set once: neither changed nor removed
+		other := *k.DeepCopy()
+		other.Spec.AccountUID = "5d2a4c1e-0000-4000-8000-000000000000"
+		Expect(env.Client.Update(ctx, &other)).To(MatchError(ContainSubstring("accountUID is immutable once set")))
+		other.Spec.AccountUID = ""
+		Expect(env.Client.Update(ctx, &other)).To(MatchError(ContainSubstring("accountUID is immutable once set")))
+	})
+
+	It("revokes one made before the account of its name, which is another account than its own", func() {
+		k := testgen.APIKey("bbbbbbbbbbbbbbb2", "ctrl-remade")
+		Expect(env.Client.Create(ctx, k)).To(Succeed())
+		reconcile(k) // its account is gone: nothing to bind it to yet
+		Expect(k.Spec.Revoked).To(BeFalse())
+		_, reason := readyOf(k)
+		Expect(reason).To(Equal(APIKeyAccountMissingReason))
+
+		madeAfter("ctrl-remade", k)
+		reconcile(k)
+		Expect(k.Spec.Revoked).To(BeTrue(), "an older release, which reads no accountUID, refuses it too")
+		Expect(k.Spec.AccountUID).To(BeEmpty())
+		Expect(k.OwnerReferences).To(BeEmpty())
+		status, reason := readyOf(k)
+		Expect(status).To(Equal(metav1.ConditionFalse))
+		Expect(reason).To(Equal(APIKeyAccountReplacedReason))
+	})
+
+	It("leaves a key stamped at issue to the facade once its account is made again, and says so", func() {
+		first := testgen.Account("ctrl-remade-stamped")
+		Expect(env.Client.Create(ctx, first)).To(Succeed())
+		k := testgen.APIKey("bbbbbbbbbbbbbbb3", first.Name, func(k *payoutv1.APIKey) { k.BindTo(first) })
+		Expect(env.Client.Create(ctx, k)).To(Succeed())
+		Expect(env.Client.Delete(ctx, first)).To(Succeed())
+		second := testgen.Account(first.Name)
+		Expect(env.Client.Create(ctx, second)).To(Succeed())
+		reconcile(k)
+		Expect(k.Spec.AccountUID).To(Equal(string(first.UID)))
+		Expect(k.Spec.Revoked).To(BeFalse())
+		_, reason := readyOf(k)
+		Expect(reason).To(Equal(APIKeyAccountReplacedReason))
+	})
+})
+
 var _ = Describe("QuoteReconciler", func() {
 	It("deletes quotes once expired for the retention, and writes nothing before", func() {
 		ns := namespace()

@@ -8,6 +8,7 @@ import (
 // SHA-256, which the facade compares in constant time. Keys are high-entropy random values, so
 // a fast hash is safe here, unlike for passwords.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.revoked) || !oldSelf.revoked || (has(self.revoked) && self.revoked)",message="a revoked key cannot be reinstated"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.accountUID) || (has(self.accountUID) && self.accountUID == oldSelf.accountUID)",message="accountUID is immutable once set"
 type APIKeySpec struct {
 	// account is the PayoutAccount the key authenticates as.
 	// +required
@@ -15,6 +16,14 @@ type APIKeySpec struct {
 	// +kubebuilder:validation:MaxLength=50
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="account is immutable"
 	Account string `json:"account"`
+
+	// accountUID is the UID of the account the key was issued to: an account deleted and made
+	// again under the same name is another account, and the keys of the first never
+	// authenticate as the second. Set at issue; keys of releases before it have none until the
+	// APIKey controller stamps them (docs/operations/upgrade.md).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	AccountUID string `json:"accountUID,omitempty"`
 
 	// secretHash is "sha256:" and the hex SHA-256 of the whole key string
 	// svc_live_<keyId>_<secret>.
@@ -71,6 +80,54 @@ type APIKey struct {
 	Spec APIKeySpec `json:"spec"`
 	// +optional
 	Status APIKeyStatus `json:"status,omitempty"`
+}
+
+// KeyBinding is how a key stands to the account of its name as it is now.
+type KeyBinding int
+
+const (
+	// KeyBound: the key was issued to this account.
+	KeyBound KeyBinding = iota
+	// KeyUnstamped: a key of a release before spec.accountUID, made after this account was:
+	// issuing read the account, so it was issued to this one. The APIKey controller stamps it.
+	KeyUnstamped
+	// KeyOfAnotherAccount: the key was issued to an earlier account of the same name, deleted
+	// since. It never authenticates.
+	KeyOfAnotherAccount
+)
+
+// BindingTo says whether the key was issued to acct, the account of its name as read now. A key
+// without accountUID was issued by a release before it: an account made after the key cannot be
+// the one it was issued to. One made in the same second (timestamps have seconds) is taken for
+// its own: an account's deletion waits for its finalizer and the release of its namespace, so
+// an account deleted and made again within the second of a key's issue does not happen.
+func (k *APIKey) BindingTo(acct *PayoutAccount) KeyBinding {
+	switch {
+	case k.Spec.AccountUID != "":
+		if k.Spec.AccountUID == string(acct.UID) {
+			return KeyBound
+		}
+		return KeyOfAnotherAccount
+	case acct.CreationTimestamp.After(k.CreationTimestamp.Time):
+		return KeyOfAnotherAccount
+	}
+	return KeyUnstamped
+}
+
+// BindTo records acct as the account the key was issued to: its UID, and an owner reference so
+// that the garbage collector deletes the key once the account is gone. The reference neither
+// controls nor blocks: the account's deletion does not wait for its keys, and whoever issues a
+// key needs no right on the account's finalizers (OwnerReferencesPermissionEnforcement).
+func (k *APIKey) BindTo(acct *PayoutAccount) {
+	k.Spec.AccountUID = string(acct.UID)
+	for _, ref := range k.OwnerReferences {
+		if ref.UID == acct.UID {
+			return
+		}
+	}
+	k.OwnerReferences = append(k.OwnerReferences, metav1.OwnerReference{
+		APIVersion: GroupVersion.String(), Kind: "PayoutAccount", Name: acct.Name, UID: acct.UID,
+	})
 }
 
 // APIKeyList is a list of APIKey.

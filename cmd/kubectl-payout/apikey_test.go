@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,6 +47,13 @@ var _ = Describe("apikey create", func() {
 		Expect(k.Spec.Account).To(Equal(account))
 		Expect(k.Spec.SecretHash).To(Equal(apikey.Hash(full)))
 		Expect(k.Spec.Revoked).To(BeFalse())
+		// bound to this account, not to its name, and deleted with it by the garbage collector
+		acct := &payoutv1.PayoutAccount{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: account}, acct)).To(Succeed())
+		Expect(k.Spec.AccountUID).To(Equal(string(acct.UID)))
+		Expect(k.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
+			APIVersion: payoutv1.GroupVersion.String(), Kind: "PayoutAccount", Name: account, UID: acct.UID,
+		}))
 
 		// The whole stored object, fields this client does not know included.
 		stored := &unstructured.Unstructured{}

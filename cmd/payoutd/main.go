@@ -343,7 +343,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 			if err != nil {
 				return fmt.Errorf("mail: %w", err)
 			}
-			copts.Notifier = notify.TransferNotifier{Mailer: mailer, Domain: o.mail.MessageDomain()}
+			copts.Notifier = notify.TransferNotifier{Mailer: mailer, Domain: o.mail.MessageDomain(), Limits: o.mail.Limits()}
 		} else {
 			log.Info("no --smtp-addr: transfer outcomes are not mailed")
 		}

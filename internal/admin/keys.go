@@ -13,10 +13,11 @@ import (
 	"github.com/stablepay/payout-operator/internal/apikey"
 )
 
-// IssueKey issues an API key of an existing account. Only the key's hash is stored: full is
-// the one and only copy of the key.
+// IssueKey issues an API key of an existing account, bound to it by its UID and owned by it.
+// Only the key's hash is stored: full is the one and only copy of the key.
 func IssueKey(ctx context.Context, c client.Client, account string) (full, keyID string, err error) {
-	if _, err := GetAccount(ctx, c, account); err != nil {
+	acct, err := GetAccount(ctx, c, account)
+	if err != nil {
 		return "", "", err
 	}
 	key, err := apikey.New()
@@ -29,6 +30,8 @@ func IssueKey(ctx context.Context, c client.Client, account string) (full, keyID
 		ObjectMeta: metav1.ObjectMeta{Name: key.ID},
 		Spec:       payoutv1.APIKeySpec{Account: account, SecretHash: key.Hash},
 	}
+	// bound to this account, not to its name: a later account of the same name is another
+	obj.BindTo(acct)
 	if err := c.Create(ctx, obj); err != nil {
 		return "", "", fmt.Errorf("storing API key %s of account %q: %w", key.ID, account, err)
 	}

@@ -110,7 +110,7 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Reason(h)}
 	}
 	switch {
-	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st):
+	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st) && !transfer.QuietFailure(t):
 		return Verdict{Reason: MailPending}
 	case !t.Spec.KeepRecipient && in.RecipientActive:
 		return Verdict{Reason: RecipientPending}

@@ -105,6 +105,10 @@ func TestDecideTransfer(t *testing.T) {
 		{"mail stored, not sent yet", TransferInput{Mailing: true, Transfer: completed(func(t *payoutv1.Transfer) {
 			t.Status.Notifications[0].State = payoutv1.NotificationPending
 		})}, MailPending},
+		{"cancelled by its account at once, no deposit: no mail to wait for (issue 25 item 11)", TransferInput{Mailing: true, Transfer: completed(failed, noDeposit, func(t *payoutv1.Transfer) {
+			t.Status.Failure.Reason, t.Status.Notifications = payoutv1.FailureRecipientDeleted, nil
+			t.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, RequestedAt: metav1.NewTime(t.CreationTimestamp.Add(time.Second))}
+		})}, Due},
 		{"mail not sent, no mail configured", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Status.Notifications = nil })}, Due},
 		{"recipient still active", TransferInput{Transfer: completed(), RecipientActive: true}, RecipientPending},
 		{"recipient kept", TransferInput{Transfer: completed(func(t *payoutv1.Transfer) { t.Spec.KeepRecipient = true }), RecipientActive: true}, Due},

@@ -99,6 +99,10 @@ type Config struct {
 	Timeout time.Duration
 	// MessageIDDomain is the right-hand side of Message-IDs; empty means From's domain.
 	MessageIDDomain string
+	// MaxPerAccount and MaxPerAddress cap the mails of one account and to one address, each
+	// an hour (Limits); zero means DefaultMaxPerAccount and DefaultMaxPerAddress.
+	MaxPerAccount int
+	MaxPerAddress int
 }
 
 // Flag names, used by BindFlags and in Validate's messages.
@@ -114,6 +118,8 @@ const (
 	FlagHELO            = "smtp-helo"
 	FlagTimeout         = "smtp-timeout"
 	FlagMessageIDDomain = "smtp-message-id-domain"
+	FlagMaxPerAccount   = "smtp-max-per-account"
+	FlagMaxPerAddress   = "smtp-max-per-address"
 )
 
 // BindFlags registers the --smtp-* flags on fs, storing into c. The current values of c are
@@ -158,6 +164,27 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.HELO, FlagHELO, c.HELO, "name announced in EHLO (default: the host name)")
 	fs.DurationVar(&c.Timeout, FlagTimeout, c.Timeout, "bound of one message's whole delivery to the SMTP server")
 	fs.StringVar(&c.MessageIDDomain, FlagMessageIDDomain, c.MessageIDDomain, "right-hand side of Message-IDs (default: the domain of --smtp-from)")
+	if c.MaxPerAccount == 0 {
+		c.MaxPerAccount = DefaultMaxPerAccount
+	}
+	if c.MaxPerAddress == 0 {
+		c.MaxPerAddress = DefaultMaxPerAddress
+	}
+	fs.IntVar(&c.MaxPerAccount, FlagMaxPerAccount, c.MaxPerAccount, "outcome e-mails one account's transfers may cause an hour; more are not sent (recorded refused)")
+	fs.IntVar(&c.MaxPerAddress, FlagMaxPerAddress, c.MaxPerAddress, "outcome e-mails one address may be sent an hour; more are not sent (recorded refused)")
+}
+
+// Limits is the mail limits of this configuration (NewLimits), with the defaults for unset
+// caps.
+func (c Config) Limits() *Limits {
+	perAccount, perAddress := c.MaxPerAccount, c.MaxPerAddress
+	if perAccount == 0 {
+		perAccount = DefaultMaxPerAccount
+	}
+	if perAddress == 0 {
+		perAddress = DefaultMaxPerAddress
+	}
+	return NewLimits(perAccount, perAddress, nil)
 }
 
 // Configured reports whether an SMTP server is set.
@@ -220,6 +247,12 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		bad(FlagTimeout, "%v must be positive", c.Timeout)
+	}
+	if c.MaxPerAccount < 0 {
+		bad(FlagMaxPerAccount, "%d must be positive", c.MaxPerAccount)
+	}
+	if c.MaxPerAddress < 0 {
+		bad(FlagMaxPerAddress, "%d must be positive", c.MaxPerAddress)
 	}
 	if c.MessageIDDomain != "" {
 		if err := checkDomain(c.MessageIDDomain); err != nil {

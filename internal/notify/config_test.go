@@ -17,7 +17,8 @@ func TestBindFlags(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
 	c.BindFlags(fs)
-	if c.TLS != TLSMandatory || c.Timeout != DefaultTimeout || c.Password != "from-env" {
+	if c.TLS != TLSMandatory || c.Timeout != DefaultTimeout || c.Password != "from-env" ||
+		c.MaxPerAccount != DefaultMaxPerAccount || c.MaxPerAddress != DefaultMaxPerAddress {
 		t.Fatalf("defaults: %+v", c)
 	}
 	err := fs.Parse([]string{
@@ -25,6 +26,7 @@ func TestBindFlags(t *testing.T) {
 		"--smtp-tls=Opportunistic", "--smtp-username=svc", "--smtp-auth=login",
 		"--smtp-password=from-flag", "--smtp-helo=payoutd.example.com", "--smtp-timeout=3s",
 		"--smtp-message-id-domain=mail.example.com", "--smtp-tls-ca-file=/etc/ca.pem",
+		"--smtp-max-per-account=100", "--smtp-max-per-address=3",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +35,7 @@ func TestBindFlags(t *testing.T) {
 		Addr: "mail.example.com:587", From: "Payouts <payouts@example.com>", TLS: TLSOpportunistic,
 		TLSCAFile: "/etc/ca.pem", Username: "svc", Auth: AuthLogin, Password: "from-flag",
 		HELO: "payoutd.example.com", Timeout: 3 * time.Second, MessageIDDomain: "mail.example.com",
+		MaxPerAccount: 100, MaxPerAddress: 3,
 	}
 	if c != want {
 		t.Errorf("parsed\n%#v\nwant\n%#v", c, want)

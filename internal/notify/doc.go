@@ -18,6 +18,12 @@
 // holds up a transfer: the caller records the notification's outcome next to the transfer and
 // retries transient failures on its own schedule.
 //
+// Mail is capped per account and per address (Limits: --smtp-max-per-account, 600 an hour,
+// and --smtp-max-per-address, 12 an hour, case and spaces of the address aside): customer_email
+// is the caller's choice, and a mail over a cap is refused for good, as one the server refuses.
+// A transfer its own account cancels within a minute of its creation, before any deposit is
+// seen, mails nothing at all (transfer.QuietFailure).
+//
 // Account numbers and IBANs never appear in clear in a message: Render shows at most their last
 // four characters (see MaskAccount).
 package notify

@@ -14,6 +14,8 @@ type TransferNotifier struct {
 	Mailer Mailer
 	// Domain is the right-hand side of the Message-IDs (Config.MessageDomain).
 	Domain string
+	// Limits caps the mails of an account and to an address; nil sends every mail.
+	Limits *Limits
 }
 
 // Notify mails outcome kind of t to its customer address and returns the Message-ID.
@@ -35,14 +37,21 @@ func (n TransferNotifier) Notify(ctx context.Context, kind payoutv1.Notification
 	if err != nil {
 		return "", unsendable{err}
 	}
+	if n.Limits != nil {
+		if err := n.Limits.take(t.Spec.Account, note.To); err != nil {
+			return msg.MessageID, err
+		}
+	}
 	return msg.MessageID, n.Mailer.Send(ctx, msg)
 }
 
 // Permanent reports whether a Notify error will never be overcome by a retry: the mail server
-// refused the message, or the message cannot be made (a malformed address).
+// refused the message, the message cannot be made (a malformed address), or it is over the
+// Limits.
 func (n TransferNotifier) Permanent(err error) bool {
 	var u unsendable
-	return IsPermanent(err) || errors.As(err, &u)
+	var o overLimit
+	return IsPermanent(err) || errors.As(err, &u) || errors.As(err, &o)
 }
 
 // unsendable is a message that cannot be made from the transfer: no retry helps.

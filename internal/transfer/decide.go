@@ -700,7 +700,7 @@ func actOnOutcome(d *decision) {
 	if d.st.Failure == nil {
 		kind = payoutv1.NotificationPayoutSent
 	}
-	if d.in.Mailing && d.t.Spec.CustomerEmail != "" && !Notified(d.st, kind) {
+	if d.in.Mailing && d.t.Spec.CustomerEmail != "" && !Notified(d.st, kind) && !QuietFailure(withStatus(d.t, d.st)) {
 		now := d.now()
 		d.st.Notifications = append(d.st.Notifications, payoutv1.NotificationRecord{
 			Kind: kind, State: payoutv1.NotificationPending, To: d.t.Spec.CustomerEmail, DecidedAt: &now})
@@ -717,6 +717,24 @@ func actOnOutcome(d *decision) {
 		d.in.BindWallets && d.in.WalletBindings[chain.SenderKey(dep.From)] == "" {
 		d.out.Actions = append(d.out.Actions, Action{Kind: ActBindWallet, Wallet: dep.From})
 	}
+}
+
+// QuietCancelWindow is how soon after its creation a transfer its own account cancels fails
+// without a mail (QuietFailure).
+const QuietCancelWindow = time.Minute
+
+// QuietFailure reports whether t failed in a way that mails no one: cancelled by its own
+// account (the facade records a cancellation on DELETE of the account's recipient, nothing
+// else does) within QuietCancelWindow of its creation, with no deposit ever seen on chain for
+// it (neither its deposit nor a stray one). The customer sent nothing, so there is nothing to
+// tell them; a mail would only carry the caller's recipient name to an address the caller chose,
+// at once and as often as it likes (issue 25 item 11). A transfer cancelled later, or one
+// that saw a deposit, mails its failure as any other.
+func QuietFailure(t *payoutv1.Transfer) bool {
+	c, f := t.Spec.Cancellation, t.Status.Failure
+	return f != nil && c != nil && f.Reason == c.Reason &&
+		t.Status.Deposit == nil && len(t.Status.StrayDeposits) == 0 &&
+		c.RequestedAt.Sub(t.CreationTimestamp.Time) < QuietCancelWindow
 }
 
 // Notified reports whether the outcome kind was decided: stored to send, sent, or given up on.

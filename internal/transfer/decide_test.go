@@ -243,9 +243,12 @@ func TestKeepRecipient(t *testing.T) {
 
 // TestFailures covers every way a transfer fails, and what it leaves refundable.
 func TestFailures(t *testing.T) {
-	cancelled := func(t *payoutv1.Transfer) {
-		t.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, Message: "recipient 123456789 was deleted", RequestedAt: metav1.NewTime(epoch)}
+	cancelledAt := func(after time.Duration) func(*payoutv1.Transfer) {
+		return func(t *payoutv1.Transfer) {
+			t.Spec.Cancellation = &payoutv1.TransferCancellation{Reason: payoutv1.FailureRecipientDeleted, Message: "recipient 123456789 was deleted", RequestedAt: metav1.NewTime(at(after))}
+		}
 	}
+	cancelled := cancelledAt(0)
 	intent := func(state payoutv1.PayoutState) func(*payoutv1.Transfer) {
 		return func(t *payoutv1.Transfer) {
 			t.Status.Deposit = testgen.Deposit()
@@ -262,28 +265,31 @@ func TestFailures(t *testing.T) {
 		refundable bool                   // a confirmed deposit is recorded
 		intent     bool                   // a payout intent exists afterwards
 		strays     int
+		quiet      bool // failed without a mail (QuietFailure)
 	}{
-		{"cancelled (DELETE recipient) before the deposit", input(v1(cancelled), at(time.Minute)), payoutv1.FailureRecipientDeleted, false, false, 0},
-		{"cancelled with the deposit arriving in the same pass", input(v1(cancelled), at(time.Minute), withDeposits(good(at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0},
-		{"cancelled with half the amount arrived: that half is its deposit", input(v1(cancelled), at(time.Minute), withDeposits(half(100, at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0},
-		{"cancelled after the payout intent: not stopped", input(v1(cancelled, intent(payoutv1.PayoutRequested)), at(time.Hour)), "", true, true, 0},
-		{"recipient deleted without a cancellation (created during the deletion)", input(v1(), at(time.Minute), recipientDeleted, withDeposits(good(at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0},
-		{"recipient deleted after the payout intent: not stopped", input(v1(intent(payoutv1.PayoutAccepted)), at(time.Hour), recipientDeleted), "", true, true, 0},
-		{"recipient deleted through the API a moment ago: neither failed nor paid yet", input(v1(), at(time.Minute), recipientJustDeleted, withDeposits(good(at(time.Second)))), "", true, false, 0},
-		{"recipient deleted automatically after another transfer: not stopped", input(v1(), at(time.Minute), recipientTidied, withDeposits(good(at(time.Second)))), "", true, true, 0},
-		{"expired without a deposit, the chain past the expiry", input(v1(), at(24*time.Hour+time.Minute)), payoutv1.FailureExpired, false, false, 0},
-		{"expired on the clock, the chain behind: waits", input(v1(), at(25*time.Hour), chainAt(at(24*time.Hour-time.Second))), "", false, false, 0},
-		{"expired on the clock, no cursor: waits", input(v1(), at(25*time.Hour), func(in *Input) { in.Cursor = ChainProgress{} }), "", false, false, 0},
-		{"not yet expired", input(v1(), at(24*time.Hour-time.Second)), "", false, false, 0},
-		{"deposit made before expiry, seen after it", input(v1(), at(25*time.Hour), withDeposits(good(at(24*time.Hour-time.Minute)))), "", true, true, 0},
-		{"deposit made after expiry: expired, the deposit a stray", input(v1(), at(25*time.Hour), chainAt(at(23*time.Hour)), withDeposits(good(at(24*time.Hour+time.Minute)))), payoutv1.FailureExpired, false, false, 1},
-		{"half the amount before expiry", input(v1(), at(25*time.Hour), withDeposits(half(100, at(time.Hour)))), payoutv1.FailureDepositShort, true, false, 0},
-		{"half the amount, not yet expired: waits for the rest", input(v1(), at(time.Hour), withDeposits(half(100, at(time.Minute)))), "", false, false, 0},
-		{"short by a unit at expiry", input(v1(), at(25*time.Hour), withDeposits(deposit("24999999", payoutv1.TokenUSDC, 100, 0, at(time.Second)))), payoutv1.FailureDepositShort, true, false, 0},
-		{"wrong token: a stray, the transfer waits", input(v1(), at(time.Minute), withDeposits(deposit("25000000", payoutv1.TokenUSDT, 100, 0, at(time.Second)))), "", false, false, 1},
-		{"garbage amount reads as nothing", input(v1(), at(time.Minute), withDeposits(deposit("25e6", payoutv1.TokenUSDC, 100, 0, at(time.Second)))), "", false, false, 0},
-		{"bank rejects the payout", input(v1(intent(payoutv1.PayoutAccepted)), at(time.Hour), withProvider(payoutv1.PayoutRejected, "name mismatch")), payoutv1.FailurePayoutRejected, true, true, 0},
-		{"bank rejects a requested payout", input(v1(intent(payoutv1.PayoutRequested)), at(time.Hour), withProvider(payoutv1.PayoutRejected, "")), payoutv1.FailurePayoutRejected, true, true, 0},
+		{"cancelled (DELETE recipient) before the deposit", input(v1(cancelled), at(time.Minute)), payoutv1.FailureRecipientDeleted, false, false, 0, true},
+		{"cancelled a minute after its creation, no deposit seen: mailed", input(v1(cancelledAt(time.Minute)), at(2*time.Minute)), payoutv1.FailureRecipientDeleted, false, false, 0, false},
+		{"cancelled at once, a stray deposit seen: mailed", input(v1(cancelled), at(time.Minute), withDeposits(deposit("25000000", payoutv1.TokenUSDT, 100, 0, at(time.Second)))), payoutv1.FailureRecipientDeleted, false, false, 1, false},
+		{"cancelled with the deposit arriving in the same pass", input(v1(cancelled), at(time.Minute), withDeposits(good(at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0, false},
+		{"cancelled with half the amount arrived: that half is its deposit", input(v1(cancelled), at(time.Minute), withDeposits(half(100, at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0, false},
+		{"cancelled after the payout intent: not stopped", input(v1(cancelled, intent(payoutv1.PayoutRequested)), at(time.Hour)), "", true, true, 0, false},
+		{"recipient deleted without a cancellation (created during the deletion)", input(v1(), at(time.Minute), recipientDeleted, withDeposits(good(at(time.Second)))), payoutv1.FailureRecipientDeleted, true, false, 0, false},
+		{"recipient deleted after the payout intent: not stopped", input(v1(intent(payoutv1.PayoutAccepted)), at(time.Hour), recipientDeleted), "", true, true, 0, false},
+		{"recipient deleted through the API a moment ago: neither failed nor paid yet", input(v1(), at(time.Minute), recipientJustDeleted, withDeposits(good(at(time.Second)))), "", true, false, 0, false},
+		{"recipient deleted automatically after another transfer: not stopped", input(v1(), at(time.Minute), recipientTidied, withDeposits(good(at(time.Second)))), "", true, true, 0, false},
+		{"expired without a deposit, the chain past the expiry", input(v1(), at(24*time.Hour+time.Minute)), payoutv1.FailureExpired, false, false, 0, false},
+		{"expired on the clock, the chain behind: waits", input(v1(), at(25*time.Hour), chainAt(at(24*time.Hour-time.Second))), "", false, false, 0, false},
+		{"expired on the clock, no cursor: waits", input(v1(), at(25*time.Hour), func(in *Input) { in.Cursor = ChainProgress{} }), "", false, false, 0, false},
+		{"not yet expired", input(v1(), at(24*time.Hour-time.Second)), "", false, false, 0, false},
+		{"deposit made before expiry, seen after it", input(v1(), at(25*time.Hour), withDeposits(good(at(24*time.Hour-time.Minute)))), "", true, true, 0, false},
+		{"deposit made after expiry: expired, the deposit a stray", input(v1(), at(25*time.Hour), chainAt(at(23*time.Hour)), withDeposits(good(at(24*time.Hour+time.Minute)))), payoutv1.FailureExpired, false, false, 1, false},
+		{"half the amount before expiry", input(v1(), at(25*time.Hour), withDeposits(half(100, at(time.Hour)))), payoutv1.FailureDepositShort, true, false, 0, false},
+		{"half the amount, not yet expired: waits for the rest", input(v1(), at(time.Hour), withDeposits(half(100, at(time.Minute)))), "", false, false, 0, false},
+		{"short by a unit at expiry", input(v1(), at(25*time.Hour), withDeposits(deposit("24999999", payoutv1.TokenUSDC, 100, 0, at(time.Second)))), payoutv1.FailureDepositShort, true, false, 0, false},
+		{"wrong token: a stray, the transfer waits", input(v1(), at(time.Minute), withDeposits(deposit("25000000", payoutv1.TokenUSDT, 100, 0, at(time.Second)))), "", false, false, 1, false},
+		{"garbage amount reads as nothing", input(v1(), at(time.Minute), withDeposits(deposit("25e6", payoutv1.TokenUSDC, 100, 0, at(time.Second)))), "", false, false, 0, false},
+		{"bank rejects the payout", input(v1(intent(payoutv1.PayoutAccepted)), at(time.Hour), withProvider(payoutv1.PayoutRejected, "name mismatch")), payoutv1.FailurePayoutRejected, true, true, 0, false},
+		{"bank rejects a requested payout", input(v1(intent(payoutv1.PayoutRequested)), at(time.Hour), withProvider(payoutv1.PayoutRejected, "")), payoutv1.FailurePayoutRejected, true, true, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -297,8 +303,14 @@ func TestFailures(t *testing.T) {
 				if st.Failure == nil || st.Failure.Reason != c.reason || st.Phase != payoutv1.PhaseFailed || st.Failure.Message == "" {
 					t.Fatalf("want failed %s, got phase %s failure %+v", c.reason, st.Phase, st.Failure)
 				}
-				if !hasAction(d, ActNotify, payoutv1.NotificationFailed) || !Notified(&st, payoutv1.NotificationFailed) || Mailed(&st, payoutv1.NotificationFailed) {
+				switch {
+				case c.quiet && (hasAction(d, ActNotify, payoutv1.NotificationFailed) || len(st.Notifications) != 0):
+					t.Errorf("cancelled by its account at once, before any deposit: no mail, got %+v %+v", d.Actions, st.Notifications)
+				case !c.quiet && (!hasAction(d, ActNotify, payoutv1.NotificationFailed) || !Notified(&st, payoutv1.NotificationFailed) || Mailed(&st, payoutv1.NotificationFailed)):
 					t.Errorf("a failure's mail is stored as pending and sent after: %+v %+v", d.Actions, st.Notifications)
+				}
+				if again := Decide(input(stored(c.in.Transfer, d), c.in.Now.Add(time.Hour))); c.quiet && hasAction(again, ActNotify, payoutv1.NotificationFailed) {
+					t.Errorf("a later pass mails no quiet failure: %+v", again.Actions)
 				}
 				if !hasWarning(d, string(c.reason)) {
 					t.Errorf("a failure is a Warning event: %+v", d.Events)

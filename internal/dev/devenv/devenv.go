@@ -234,11 +234,16 @@ func defaultKey(ctx context.Context, c client.Client, keyFile string) (string, e
 	if _, err := admin.CreateAccount(ctx, c, "default", admin.DefaultAccountSettings("default")); err != nil && !errors.Is(err, admin.ErrAccountExists) {
 		return "", err
 	}
+	acct, err := admin.GetAccount(ctx, c, "default")
+	if err != nil {
+		return "", err
+	}
 	if data, err := os.ReadFile(keyFile); err == nil {
 		full := strings.TrimSpace(string(data))
 		if id, ok := apikey.ParseKey(full); ok {
 			k := &payoutv1.APIKey{}
-			if err := c.Get(ctx, client.ObjectKey{Name: id}, k); err == nil && !k.Spec.Revoked && k.Spec.Account == "default" && apikey.Matches(k.Spec.SecretHash, full) {
+			if err := c.Get(ctx, client.ObjectKey{Name: id}, k); err == nil && !k.Spec.Revoked && k.Spec.Account == "default" &&
+				k.BindingTo(acct) != payoutv1.KeyOfAnotherAccount && apikey.Matches(k.Spec.SecretHash, full) {
 				return full, nil
 			}
 		}
