@@ -127,6 +127,11 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 			Details: stored, Country: payoutv1.CountryCode(valid.Country), Wallet: payoutv1.NormalizeWallet(wallet),
 		},
 	}
+	free, err := s.reserveActiveRecipient(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	defer free()
 	if _, err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
@@ -483,7 +488,7 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 	for range 8 {
 		id := randomRecipientID()
 		idText := strconv.FormatInt(id, 10)
-		claim, err := s.claim(ctx, payoutv1.ClaimRecipientID, idText, payoutv1.ObjectRef{Namespace: rc.Namespace, Name: idText})
+		claim, err := s.claim(ctx, c, payoutv1.ClaimRecipientID, idText, payoutv1.ObjectRef{Namespace: rc.Namespace, Name: idText})
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}

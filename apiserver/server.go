@@ -72,6 +72,7 @@ type Server struct {
 	guard   limitGuard
 	limits  *keyLimits
 	keys    *keyLookup
+	quotas  quotaSlots
 	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
 	options optionsBody
