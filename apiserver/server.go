@@ -14,8 +14,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
@@ -64,6 +66,10 @@ type Config struct {
 	// Archive holds the finished transfers and deleted recipients that left the API server
 	// (see archive.go); nil when archiving is off.
 	Archive *archive.Store
+	// Informers is the cache behind Client (a manager's GetCache()): the recipient list's pages
+	// are kept in order from its events (recipientBook). Nil: every list reads the account's
+	// recipients from Client, which copies them all.
+	Informers cache.Informers
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
@@ -73,6 +79,7 @@ type Server struct {
 	limits  *keyLimits
 	keys    *keyLookup
 	quotas  quotaSlots
+	book    *recipientBook      // nil without Config.Informers
 	shared  *sharedlimits.Store // nil: in-memory limits
 	lookups *lookupBodies
 	options optionsBody
@@ -116,6 +123,18 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.guard = memoryGuard{local}
 		s.limits = newKeyLimits(budgets)
+	}
+	if cfg.Informers != nil {
+		// a started cache blocks here until the recipients are synced; payoutd builds the facade
+		// before it starts the manager
+		inf, err := cfg.Informers.GetInformer(context.Background(), &payoutv1.Recipient{})
+		if err != nil {
+			return nil, fmt.Errorf("the recipients' informer: %w", err)
+		}
+		s.book = newRecipientBook()
+		if err := s.book.register(inf); err != nil {
+			return nil, fmt.Errorf("the recipients' informer: %w", err)
+		}
 	}
 	mux := s.newMux()
 	budgetNames := make([]string, 0, len(budgets))

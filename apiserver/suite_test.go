@@ -112,6 +112,7 @@ var _ = BeforeSuite(func() {
 		Clock:        fakeNow,
 		Log:          ctrl.Log.WithName("facade"),
 		Deposits:     testDepositAddresses(),
+		Informers:    mgr.GetCache(),
 	}
 	srv = openServer(baseCfg)
 

@@ -394,6 +394,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		TransferExpiry: o.transferExpiry,
 		SharedLimits:   o.limits,
 		Archive:        store,
+		Informers:      mgr.GetCache(),
 	})
 	return srv, screener, err
 }
