@@ -98,7 +98,7 @@ type PayoutAccountSpec struct {
 	Quotas Quotas `json:"quotas,omitempty"`
 }
 
-// The default quotas, equal to the markers' defaults below (TestQuotaDefaultsMatchTheSchema).
+// The default quotas, equal to the markers' defaults (the schema suite's "checks account settings").
 // With them, ten accounts at their caps hold the facade's and the controllers' caches far below
 // the pods' 512 MiB (docs/benchmarks.md, "Quotas").
 const (
