@@ -94,7 +94,7 @@ type PayoutAccountSpec struct {
 
 	// quotas cap what the account holds at once (every object sits in every replica's cache).
 	// +optional
-	// +kubebuilder:default={maxOpenV1Transfers:100,maxOpenV2Transfers:100,maxActiveRecipients:1000,maxClaims:5000}
+	// +kubebuilder:default={maxOpenV1Transfers:100,maxOpenV2Transfers:100,maxActiveRecipients:1000,maxClaims:2000}
 	Quotas Quotas `json:"quotas,omitempty"`
 }
 
@@ -105,7 +105,7 @@ const (
 	DefaultMaxOpenV1Transfers  = 100
 	DefaultMaxOpenV2Transfers  = 100
 	DefaultMaxActiveRecipients = 1000
-	DefaultMaxClaims           = 5000
+	DefaultMaxClaims           = 2000
 )
 
 // Quotas are an account's caps; a create past one is refused with 403 naming the cap. Zero
@@ -137,7 +137,7 @@ type Quotas struct {
 	// until it is archived, a recipient id per recipient, a transaction hash per confirmation):
 	// the bound on ended transfers and deleted recipients still in the API server.
 	// +optional
-	// +kubebuilder:default=5000
+	// +kubebuilder:default=2000
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000000
 	MaxClaims int32 `json:"maxClaims,omitempty"`

@@ -102,7 +102,7 @@ var _ = Describe("account create", func() {
 		Entry("a fixed fee that is not a number", "nan-fee", []string{"--service-fee-fixed", "free"},
 			"error: invalid --service-fee-fixed \"free\": a USD amount is a non-negative decimal number such as 25.00\n"),
 		Entry("claims below the other caps", "few-claims", []string{"--max-active-recipients", "5000"},
-			"error: invalid --max-claims \"5000\": below 5200, the open v1 and v2 transfers and active recipients the other caps allow (each holds a claim)\n"),
+			"error: invalid --max-claims \"2000\": below 5200, the open v1 and v2 transfers and active recipients the other caps allow (each holds a claim)\n"),
 		Entry("a negative cap", "negative-cap", []string{"--max-open-v1-transfers", "-1"},
 			"error: invalid --max-open-v1-transfers \"-1\": must be from 1 to 100000\n"),
 		Entry("a bad e-mail", "bad-email", []string{"--email", "ops"},

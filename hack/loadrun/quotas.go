@@ -28,8 +28,8 @@ var quotaAccounts = flag.Int("quota-accounts", 10, "accounts the quotas phase fi
 // runQuotas is `-phases quotas` (`make loadrun-quotas`, issue 25 item 6): the facade and the
 // controllers run in this process as payoutd runs both, one informer cache between them; it
 // fills -quota-accounts accounts to every default cap at once (payoutv1.Quotas.Limits: 100 open
-// v1 and 100 open v2 transfers, 1 000 active recipients, and 5 000 claims: one per recipient and
-// per open transfer, and the 3 800 others held by completed transfers not yet archived) through
+// v1 and 100 open v2 transfers, 1 000 active recipients, and 2 000 claims: one per recipient and
+// per open transfer, and the 800 others held by completed transfers not yet archived) through
 // the API server, waits until the cache holds them all, and reports the Go heap after a
 // collection against the pods' 512 MiB. Then one more recipient through the facade must get
 // 403: the caps hold.
