@@ -265,6 +265,11 @@ LOADRUN_PROCESS_ARGS ?= -workers 32 -transfers 2000
 loadrun-process: manifests build control-plane anvil ## Cached reads of a payoutd process against a bare handler's process (docs/benchmarks.md).
 	go run ./hack/loadrun -phases process $(LOADRUN_PROCESS_ARGS)
 
+QUOTAS_ARGS ?=
+.PHONY: loadrun-quotas
+loadrun-quotas: control-plane ## The facade's and controllers' heap with 10 accounts at their default caps (docs/benchmarks.md).
+	go run ./hack/loadrun -phases quotas $(QUOTAS_ARGS)
+
 # 100 000 finished transfers at 150/s are about 12 minutes, plus a retention and a compaction.
 RETENTION_ARGS ?= -finished 100000 -finish-rate 150 -retention 1m -sample 30s -archived-lookups 10000 -workers 4
 .PHONY: bench-retention

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
 // awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
@@ -21,12 +23,18 @@ func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
 		got, perr := strconv.ParseUint(probe.GetResourceVersion(), 10, 64)
 		return err == nil && perr == nil && got >= want
 	})
+	if rc, ok := obj.(*payoutv1.Recipient); ok && s.book != nil {
+		s.book.await(ctx, rc, !rc.Spec.Deactivated)
+	}
 }
 
 // awaitGone waits (briefly) until the informer cache no longer holds obj, so that a caller
 // listing right after a withdrawal does not see it.
 func (s *Server) awaitGone(ctx context.Context, obj client.Object) {
 	s.awaitCache(ctx, obj, "drop a deleted object", func(_ client.Object, err error) bool { return apierrors.IsNotFound(err) })
+	if rc, ok := obj.(*payoutv1.Recipient); ok && s.book != nil {
+		s.book.await(ctx, rc, false)
+	}
 }
 
 // awaitCache reads obj's key from the informer cache, backing off from 2 ms to 50 ms, until done

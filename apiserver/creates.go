@@ -10,15 +10,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/tenancy"
 )
 
 // claim reserves a globally unique key for holder: the API server's atomic create of a
 // cluster-scoped object named after the key is the uniqueness check, on every replica at once.
-// An AlreadyExists error means the key is taken.
-func (s *Server) claim(ctx context.Context, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
-	c := payoutv1.NewClaim(kind, key, holder)
-	return c, s.cfg.Client.Create(ctx, c)
+// An AlreadyExists error means the key is taken. The claim counts against the caller's account's
+// cap on claims (a 403 past it).
+func (s *Server) claim(ctx context.Context, c *Caller, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
+	free, err := s.reserve(c.Account, quotaClaims, func() (int, error) {
+		return s.countCached(ctx, &payoutv1.ClaimList{}, client.MatchingFields{index.ClaimHolderNamespace: c.Namespace()})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// freed at once: the claim reaches the cache within the watch's delay, and until then a
+	// create on this replica could take one place too many (docs/api.md, "Quotas")
+	defer free()
+	cl := payoutv1.NewClaim(kind, key, holder)
+	return cl, s.cfg.Client.Create(ctx, cl)
 }
 
 // createOwned creates an object in the caller's account namespace. An account created a moment

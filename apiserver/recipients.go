@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,28 +49,108 @@ func recipientView(rc *payoutv1.Recipient) recipientJSON {
 // maxHolderName bounds accountHolderName (the schema's limit).
 const maxHolderName = 256
 
+// maxRecipientPage bounds a page of the recipient list: the default page, and the largest limit.
+// An account of at most this many active recipients (the default quota) gets them all in one
+// response, as spec 4.4 describes.
+const maxRecipientPage = 1000
+
 // handleRecipientList serves GET /api/payouts/recipients (spec 4.4): the account's active
-// recipients, oldest first.
+// recipients, oldest first, a page at a time (Stripe's convention): at most limit of them
+// (1 to 1000, default 1000), after the recipient starting_after when given; has_more says whether
+// more follow the page.
 func (s *Server) handleRecipientList(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	list := &payoutv1.RecipientList{}
-	if err := s.cfg.Client.List(r.Context(), list, client.InNamespace(c.Namespace())); err != nil {
+	limit, after, err := s.recipientPageQuery(r, c)
+	if err != nil {
 		return err
 	}
-	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := list.Items[i].CreationTimestamp, list.Items[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
+	var page []recipientJSON
+	var more bool
+	if s.book != nil && s.book.synced() {
+		page, more, err = s.recipientPage(r.Context(), c, after, limit)
+	} else {
+		page, more, err = s.recipientPageListed(r.Context(), c, after, limit)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, recipientListJSON{Data: page, HasMore: more})
+	return nil
+}
+
+// recipientListJSON is the list of spec 4.4 with Stripe's has_more.
+type recipientListJSON struct {
+	Data    []recipientJSON `json:"data"`
+	HasMore bool            `json:"has_more"`
+}
+
+// recipientPageQuery reads limit and starting_after; starting_after must name a recipient of the
+// caller's account that the cache holds (active or not: a page may end at a recipient deleted
+// since).
+func (s *Server) recipientPageQuery(r *http.Request, c *Caller) (int, *bookEntry, error) {
+	q := r.URL.Query()
+	limit := maxRecipientPage
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > maxRecipientPage {
+			return 0, nil, apierror.FieldErrorf("limit", "must be an integer from 1 to %d", maxRecipientPage)
 		}
-		return list.Items[i].Spec.ID < list.Items[j].Spec.ID
-	})
-	data := []recipientJSON{}
-	for i := range list.Items {
-		if !list.Items[i].Spec.Deactivated {
-			data = append(data, recipientView(&list.Items[i]))
+		limit = n
+	}
+	if !q.Has("starting_after") {
+		return limit, nil, nil
+	}
+	idText := q.Get("starting_after")
+	rc := &payoutv1.Recipient{}
+	if !isIntegerText(idText) || s.cfg.Client.Get(r.Context(), client.ObjectKey{Namespace: c.Namespace(), Name: idText}, rc) != nil {
+		return 0, nil, apierror.FieldErrorf("starting_after", "must be the id of a recipient of this account")
+	}
+	e := entryOf(rc)
+	return limit, &e, nil
+}
+
+// recipientPage is a page from the book: only its recipients are read from the cache.
+func (s *Server) recipientPage(ctx context.Context, c *Caller, after *bookEntry, limit int) ([]recipientJSON, bool, error) {
+	ids, more := s.book.page(c.Namespace(), after, limit)
+	data := make([]recipientJSON, 0, len(ids))
+	rc := &payoutv1.Recipient{}
+	for _, id := range ids {
+		err := s.cfg.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace(), Name: strconv.FormatInt(id, 10)}, rc)
+		if apierrors.IsNotFound(err) {
+			continue // deleted since the book was read
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if !rc.Spec.Deactivated {
+			data = append(data, recipientView(rc))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data})
-	return nil
+	return data, more, nil
+}
+
+// recipientPageListed is a page from a list of the account's active recipients, for a facade
+// without the book (or before it has synced): it copies every one of them.
+func (s *Server) recipientPageListed(ctx context.Context, c *Caller, after *bookEntry, limit int) ([]recipientJSON, bool, error) {
+	list := &payoutv1.RecipientList{}
+	if err := s.cfg.Client.List(ctx, list, client.InNamespace(c.Namespace()), client.MatchingFields{index.RecipientActive: "true"}); err != nil {
+		return nil, false, err
+	}
+	items := list.Items
+	slices.SortFunc(items, func(a, b payoutv1.Recipient) int { return entryOf(&a).compare(entryOf(&b)) })
+	if after != nil {
+		i, _ := slices.BinarySearchFunc(items, *after, func(rc payoutv1.Recipient, e bookEntry) int { return entryOf(&rc).compare(e) })
+		if i < len(items) && entryOf(&items[i]) == *after {
+			i++
+		}
+		items = items[i:]
+	}
+	more := len(items) > limit
+	items = items[:min(limit, len(items))]
+	data := make([]recipientJSON, 0, len(items))
+	for i := range items {
+		data = append(data, recipientView(&items[i]))
+	}
+	return data, more, nil
 }
 
 // handleRecipientCreate serves POST /api/payouts/recipients (spec 4.5): KYC wallet (rule 1),
@@ -127,6 +207,11 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 			Details: stored, Country: payoutv1.CountryCode(valid.Country), Wallet: payoutv1.NormalizeWallet(wallet),
 		},
 	}
+	free, err := s.reserveActiveRecipient(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	defer free()
 	if _, err := s.createRecipient(r.Context(), c, rc); err != nil {
 		return err
 	}
@@ -483,7 +568,7 @@ func (s *Server) createRecipient(ctx context.Context, c *Caller, rc *payoutv1.Re
 	for range 8 {
 		id := randomRecipientID()
 		idText := strconv.FormatInt(id, 10)
-		claim, err := s.claim(ctx, payoutv1.ClaimRecipientID, idText, payoutv1.ObjectRef{Namespace: rc.Namespace, Name: idText})
+		claim, err := s.claim(ctx, c, payoutv1.ClaimRecipientID, idText, payoutv1.ObjectRef{Namespace: rc.Namespace, Name: idText})
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}

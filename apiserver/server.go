@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
@@ -33,8 +34,9 @@ type Config struct {
 	Client client.Client
 	// APIReader reads past the cache, where a stale read could cost money.
 	APIReader client.Reader
-	// Informers is the cache behind Client: the reads every request makes go to its informers'
-	// stores directly (stores.go).
+	// Informers is the cache behind Client (a manager's GetCache()): the reads every request
+	// makes go to its informers' stores directly (stores.go), and the recipient list's pages are
+	// kept in order from its events (recipientBook).
 	Informers cache.Informers
 	// Catalog holds the account requirements and validates recipient details.
 	Catalog *bankaccount.Catalog
@@ -80,6 +82,8 @@ type Server struct {
 	limits  *keyLimits
 	keys    *keyLookup
 	clients *clientShare
+	quotas  quotaSlots
+	book    *recipientBook
 	shared  *sharedlimits.Store // nil: in-memory limits
 	stores  *stores
 	lookups *lookupBodies
@@ -134,6 +138,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.mcp, err = s.newMCP(); err != nil {
 		return nil, fmt.Errorf("the MCP tool server: %w", err)
+	}
+	// a started cache blocks here until the recipients are synced; payoutd builds the facade
+	// before it starts the manager
+	inf, err := cfg.Informers.GetInformer(context.Background(), &payoutv1.Recipient{})
+	if err != nil {
+		return nil, fmt.Errorf("the recipients' informer: %w", err)
+	}
+	s.book = newRecipientBook()
+	if err := s.book.register(inf); err != nil {
+		return nil, fmt.Errorf("the recipients' informer: %w", err)
 	}
 	mux := s.newMux()
 	budgetNames := make([]string, 0, len(budgets))

@@ -208,7 +208,13 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Req
 		t.Spec.HeadAtCreation = head
 	}
 
-	claim, err := s.claim(ctx, payoutv1.ClaimCustomerUUID, req.CustomerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
+	// the cap is judged after every rule of the spec but the duplicate's (rule 7, the claim's)
+	free, err := s.reserveOpenTransfer(ctx, c, method)
+	if err != nil {
+		return nil, err
+	}
+	defer free() // once the transfer is cached, or the create failed
+	claim, err := s.claim(ctx, c, payoutv1.ClaimCustomerUUID, req.CustomerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
 	if apierrors.IsAlreadyExists(err) { // rule 7
 		return nil, apierror.Errorf(apierror.Conflict, "customer_uuid %s is already used by another transfer", req.CustomerUUID)
 	}
@@ -298,7 +304,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 		return apierror.Errorf(apierror.Conflict, "tx_hash %s is already linked to a transfer", hash)
 	}
 	holder := payoutv1.ObjectRef{Namespace: t.Namespace, Name: t.Name}
-	claim, err := s.claim(ctx, payoutv1.ClaimTxHash, hash, holder)
+	claim, err := s.claim(ctx, c, payoutv1.ClaimTxHash, hash, holder)
 	if apierrors.IsAlreadyExists(err) {
 		// Ours when a confirmation of this very transfer was interrupted after the claim.
 		held := &payoutv1.Claim{}

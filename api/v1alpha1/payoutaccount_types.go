@@ -91,6 +91,72 @@ type PayoutAccountSpec struct {
 	// +kubebuilder:validation:items:MaxLength=49
 	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="allowedIPs entries must be CIDRs such as 192.0.2.0/24"
 	AllowedIPs []string `json:"allowedIPs,omitempty"`
+
+	// quotas cap what the account holds at once (every object sits in every replica's cache).
+	// +optional
+	// +kubebuilder:default={maxOpenV1Transfers:100,maxOpenV2Transfers:100,maxActiveRecipients:1000,maxClaims:2000}
+	Quotas Quotas `json:"quotas,omitempty"`
+}
+
+// The default quotas, equal to the markers' defaults (the schema suite's "checks account settings").
+// With them, ten accounts at their caps hold the facade's and the controllers' caches far below
+// the pods' 512 MiB (docs/benchmarks.md, "Quotas").
+const (
+	DefaultMaxOpenV1Transfers  = 100
+	DefaultMaxOpenV2Transfers  = 100
+	DefaultMaxActiveRecipients = 1000
+	DefaultMaxClaims           = 2000
+)
+
+// Quotas are an account's caps; a create past one is refused with 403 naming the cap. Zero
+// (a spec written before quotas existed, or built in memory) reads as the default: the API
+// server fills the defaults in on every read, before the rule below is judged.
+// +kubebuilder:validation:XValidation:rule="self.maxOpenV1Transfers + self.maxOpenV2Transfers + self.maxActiveRecipients <= self.maxClaims",message="maxClaims must be at least maxOpenV1Transfers + maxOpenV2Transfers + maxActiveRecipients: each open transfer and each active recipient holds a claim"
+type Quotas struct {
+	// maxOpenV1Transfers caps the account's v1 transfers that have not ended (spec 3.1).
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxOpenV1Transfers int32 `json:"maxOpenV1Transfers,omitempty"`
+	// maxOpenV2Transfers caps the account's v2 transfers that have not ended: a v2 transfer has
+	// no expiry, so without a cap an account could keep any number open.
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxOpenV2Transfers int32 `json:"maxOpenV2Transfers,omitempty"`
+	// maxActiveRecipients caps the account's active recipients (an update replaces one, so it
+	// is not refused at the cap).
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	MaxActiveRecipients int32 `json:"maxActiveRecipients,omitempty"`
+	// maxClaims caps the claims held by the account's objects (a customer_uuid per transfer
+	// until it is archived, a recipient id per recipient, a transaction hash per confirmation):
+	// the bound on ended transfers and deleted recipients still in the API server.
+	// +optional
+	// +kubebuilder:default=2000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	MaxClaims int32 `json:"maxClaims,omitempty"`
+}
+
+// Limits are q with every unset cap at its default.
+func (q Quotas) Limits() Quotas {
+	def := func(v, d int32) int32 {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	return Quotas{
+		MaxOpenV1Transfers:  def(q.MaxOpenV1Transfers, DefaultMaxOpenV1Transfers),
+		MaxOpenV2Transfers:  def(q.MaxOpenV2Transfers, DefaultMaxOpenV2Transfers),
+		MaxActiveRecipients: def(q.MaxActiveRecipients, DefaultMaxActiveRecipients),
+		MaxClaims:           def(q.MaxClaims, DefaultMaxClaims),
+	}
 }
 
 // AmountLimits bounds USD amounts; an absent bound means no limit.

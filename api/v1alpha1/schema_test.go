@@ -289,7 +289,7 @@ var _ = Describe("CEL and schema rules", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "defaults"}, got)).To(Succeed())
 		Expect(got.Spec).To(Equal(payoutv1.PayoutAccountSpec{
 			Email: "d@example.com", KYCRequired: false, V1Enabled: true, V2WalletScreening: true,
-			V2FeeStructure: false, SmartWalletDeployed: true,
+			V2FeeStructure: false, SmartWalletDeployed: true, Quotas: payoutv1.Quotas{}.Limits(),
 		}))
 	})
 

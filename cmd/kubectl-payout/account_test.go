@@ -63,6 +63,14 @@ var _ = Describe("account create", func() {
 		Expect(s.ServiceFee.Fixed).To(HaveValue(Equal(payoutv1.USDAmount("0.99"))))
 	})
 
+	It("maps the quota flags to spec.quotas, --max-open-transfers to both methods unless one is named", func() {
+		name := uniqueName("quotas")
+		succeeds("account", "create", name, "--max-open-transfers", "500", "--max-open-v2-transfers", "50",
+			"--max-active-recipients", "5000", "--max-claims", "20000")
+		Expect(getAccount(name).Spec.Quotas).To(Equal(payoutv1.Quotas{MaxOpenV1Transfers: 500, MaxOpenV2Transfers: 50,
+			MaxActiveRecipients: 5000, MaxClaims: 20000}))
+	})
+
 	It("refuses an existing account and leaves it unchanged", func() {
 		name := newAccount("dup")
 		before := getAccount(name)
@@ -93,6 +101,10 @@ var _ = Describe("account create", func() {
 			"error: invalid --service-fee-percent \"100\": a service fee percentage is below 100 (0 to 99.99…)\n"),
 		Entry("a fixed fee that is not a number", "nan-fee", []string{"--service-fee-fixed", "free"},
 			"error: invalid --service-fee-fixed \"free\": a USD amount is a non-negative decimal number such as 25.00\n"),
+		Entry("claims below the other caps", "few-claims", []string{"--max-active-recipients", "5000"},
+			"error: invalid --max-claims \"2000\": below 5200, the open v1 and v2 transfers and active recipients the other caps allow (each holds a claim)\n"),
+		Entry("a negative cap", "negative-cap", []string{"--max-open-v1-transfers", "-1"},
+			"error: invalid --max-open-v1-transfers \"-1\": must be from 1 to 100000\n"),
 		Entry("a bad e-mail", "bad-email", []string{"--email", "ops"},
 			"error: invalid --email \"ops\": not an e-mail address such as ops@example.com\n"),
 		Entry("an account name that is not a DNS label", "Acme_EU", nil,

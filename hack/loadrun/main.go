@@ -12,7 +12,8 @@
 // runs with the controllers beside it, as payoutd runs them, in this process. Run it with `make
 // loadrun` (see docs/benchmarks.md); -duration and -workers change the windows. `-phases
 // retention` (`make bench-retention`) measures the archive of issue 17 instead: see
-// retention.go. `-phases process` (`make loadrun-process`) measures the same reads of a payoutd
+// retention.go. `-phases quotas` (`make loadrun-quotas`) measures the heap with accounts at
+// their caps: see quotas.go. `-phases process` (`make loadrun-process`) measures the same reads of a payoutd
 // process against a bare handler's process: see process.go.
 package main
 
@@ -74,7 +75,7 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
-	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go); process alone drives a payoutd process instead (process.go)")
+	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go), quotas alone (quotas.go); process alone drives a payoutd process instead (process.go)")
 	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 )
@@ -119,6 +120,9 @@ func run() error {
 		if err := runRetention(ctx, env); err != nil {
 			return err
 		}
+	}
+	if strings.Contains(*phases, "quotas") {
+		return runQuotas(ctx, env)
 	}
 	if !strings.Contains(*phases, "creates") && !strings.Contains(*phases, "gets") {
 		return nil
@@ -221,6 +225,7 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 	if err := controllers.Setup(mgr, opts); err != nil {
 		return "", err
 	}
+	cachedReader = mgr.GetClient()
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return "", fmt.Errorf("cache did not sync")

@@ -35,6 +35,10 @@ const (
 	FieldBlockReason       = "reason"
 	FieldKeyID             = "API key id"
 	FieldTransferID        = "transfer id"
+	FieldMaxOpenV1         = "max open v1 transfers"
+	FieldMaxOpenV2         = "max open v2 transfers"
+	FieldMaxRecipients     = "max active recipients"
+	FieldMaxClaims         = "max claims"
 )
 
 // FieldError is an invalid input, found before anything was sent to the API server.

@@ -27,6 +27,9 @@ type AccountSettings struct {
 	// AllowedIPs are CIDRs; a bare address means that one address (/32 or /128). Empty allows
 	// every caller.
 	AllowedIPs []string
+
+	// Quotas are the account's caps; a cap left 0 takes its default (payoutv1.Quotas.Limits).
+	Quotas payoutv1.Quotas
 }
 
 // DefaultAccountSettings are the settings of the local-run contract's `default` account, with
@@ -39,6 +42,7 @@ func DefaultAccountSettings(name string) AccountSettings {
 		V1Enabled:           true,
 		V2WalletScreening:   true,
 		SmartWalletDeployed: true,
+		Quotas:              payoutv1.Quotas{}.Limits(),
 	}
 }
 
@@ -72,6 +76,10 @@ func (s AccountSettings) Spec() (payoutv1.PayoutAccountSpec, error) {
 	if err != nil {
 		return payoutv1.PayoutAccountSpec{}, err
 	}
+	quotas, err := validateQuotas(s.Quotas)
+	if err != nil {
+		return payoutv1.PayoutAccountSpec{}, err
+	}
 	return payoutv1.PayoutAccountSpec{
 		Email:               s.Email,
 		KYCRequired:         s.KYCRequired,
@@ -89,7 +97,33 @@ func (s AccountSettings) Spec() (payoutv1.PayoutAccountSpec, error) {
 			Fixed:   optional[payoutv1.USDAmount](s.ServiceFeeFixed),
 		},
 		AllowedIPs: allowed,
+		Quotas:     quotas,
 	}, nil
+}
+
+// validateQuotas applies the schema's rules on quotas (its bounds, and claims enough for every
+// open transfer and active recipient), so that the operator reads which flag is wrong.
+func validateQuotas(q payoutv1.Quotas) (payoutv1.Quotas, error) {
+	for _, c := range []struct {
+		field string
+		v     int32
+		max   int32
+	}{
+		{FieldMaxOpenV1, q.MaxOpenV1Transfers, 100000},
+		{FieldMaxOpenV2, q.MaxOpenV2Transfers, 100000},
+		{FieldMaxRecipients, q.MaxActiveRecipients, 1000000},
+		{FieldMaxClaims, q.MaxClaims, 10000000},
+	} {
+		if c.v < 0 || c.v > c.max {
+			return payoutv1.Quotas{}, invalid(c.field, fmt.Sprint(c.v), fmt.Sprintf("must be from 1 to %d", c.max))
+		}
+	}
+	q = q.Limits()
+	if need := int64(q.MaxOpenV1Transfers) + int64(q.MaxOpenV2Transfers) + int64(q.MaxActiveRecipients); int64(q.MaxClaims) < need {
+		return payoutv1.Quotas{}, invalid(FieldMaxClaims, fmt.Sprint(q.MaxClaims),
+			fmt.Sprintf("below %d, the open v1 and v2 transfers and active recipients the other caps allow (each holds a claim)", need))
+	}
+	return q, nil
 }
 
 // optional maps "" (not set) to an absent field.

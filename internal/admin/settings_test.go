@@ -26,6 +26,7 @@ func TestSettingsSpecMapsEverySetting(t *testing.T) {
 		V2FeeStructure: true, SmartWalletDeployed: false,
 		MinAmount: "10", MaxAmount: "5000.50", ServiceFeePercent: "1.25", ServiceFeeFixed: "0.99",
 		AllowedIPs: []string{"192.0.2.0/24", "198.51.100.7", "2001:DB8::/32", "2001:db8::1", "198.51.100.7/32"},
+		Quotas:     payoutv1.Quotas{MaxOpenV1Transfers: 7, MaxActiveRecipients: 50, MaxClaims: 200},
 	}
 	got, err := s.Spec()
 	if err != nil {
@@ -38,6 +39,8 @@ func TestSettingsSpecMapsEverySetting(t *testing.T) {
 		AmountLimits: payoutv1.AmountLimits{Min: usd("10"), Max: usd("5000.50")},
 		ServiceFee:   payoutv1.ServiceFee{Percent: &pct, Fixed: usd("0.99")},
 		AllowedIPs:   []string{"192.0.2.0/24", "198.51.100.7/32", "2001:db8::/32", "2001:db8::1/128"},
+		// an unset cap takes its default
+		Quotas: payoutv1.Quotas{MaxOpenV1Transfers: 7, MaxOpenV2Transfers: payoutv1.DefaultMaxOpenV2Transfers, MaxActiveRecipients: 50, MaxClaims: 200},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("spec:\n got %+v\nwant %+v", got, want)
@@ -56,6 +59,9 @@ func TestSettingsSpecRefusesInvalidSettings(t *testing.T) {
 		field     string
 		wantInMsg string
 	}{
+		{"negative cap", valid(func(s *AccountSettings) { s.Quotas.MaxOpenV2Transfers = -1 }), FieldMaxOpenV2, "from 1 to 100000"},
+		{"cap past its bound", valid(func(s *AccountSettings) { s.Quotas.MaxActiveRecipients = 1000001 }), FieldMaxRecipients, "from 1 to 1000000"},
+		{"claims below the other caps", valid(func(s *AccountSettings) { s.Quotas.MaxClaims = 1199 }), FieldMaxClaims, "below 1200"},
 		{"empty email", valid(func(s *AccountSettings) { s.Email = "" }), FieldEmail, "not an e-mail address"},
 		{"email without @", valid(func(s *AccountSettings) { s.Email = "ops.example.com" }), FieldEmail, "not an e-mail address"},
 		{"email without a dotted domain", valid(func(s *AccountSettings) { s.Email = "ops@localhost" }), FieldEmail, "not an e-mail address"},

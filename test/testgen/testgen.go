@@ -21,6 +21,7 @@ func Account(name string, mods ...func(*payoutv1.PayoutAccount)) *payoutv1.Payou
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: payoutv1.PayoutAccountSpec{
 			Email: name + "@example.com", V1Enabled: true, V2WalletScreening: true, SmartWalletDeployed: true,
+			Quotas: payoutv1.Quotas{}.Limits(),
 		},
 	}
 	return apply(a, mods)

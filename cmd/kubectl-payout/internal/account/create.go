@@ -27,6 +27,8 @@ type CreateOptions struct {
 	BindWallets                                              bool
 	MinAmount, MaxAmount, ServiceFeePercent, ServiceFeeFixed string
 	AllowedIPs                                               []string
+	MaxOpenTransfers                                         int32
+	Quotas                                                   payoutv1.Quotas
 }
 
 // NewCmdCreate is `account create`.
@@ -41,7 +43,9 @@ Amounts are USD with at most 2 decimals; --min-amount and --max-amount are
 inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).`,
 		Example: `  kubectl payout account create acme
   kubectl payout account create acme --email ops@acme.example --kyc-required \
-      --min-amount 10 --max-amount 5000 --allowed-ips 192.0.2.0/24,198.51.100.7`,
+      --min-amount 10 --max-amount 5000 --allowed-ips 192.0.2.0/24,198.51.100.7
+  kubectl payout account create acme --max-open-transfers 500 --max-active-recipients 5000 \
+      --max-claims 20000`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +70,21 @@ inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).
 	fs.StringSliceVar(&o.AllowedIPs, "allowed-ips", d.AllowedIPs, "CIDRs callers must come from, comma-separated (default any address)")
 	fs.StringVar(&o.ServiceFeePercent, "service-fee-percent", d.ServiceFeePercent, "service fee in percent, at least 0 and below 100 (default 0)")
 	fs.StringVar(&o.ServiceFeeFixed, "service-fee-fixed", d.ServiceFeeFixed, "fixed service fee in USD, display only (default none)")
+	fs.Int32Var(&o.MaxOpenTransfers, "max-open-transfers", 0, "cap on open transfers of each method, v1 and v2 (--max-open-v1-transfers and --max-open-v2-transfers override it)")
+	fs.Int32Var(&o.Quotas.MaxOpenV1Transfers, "max-open-v1-transfers", d.Quotas.MaxOpenV1Transfers, "cap on the account's v1 transfers that have not ended; past it a create gets 403")
+	fs.Int32Var(&o.Quotas.MaxOpenV2Transfers, "max-open-v2-transfers", d.Quotas.MaxOpenV2Transfers, "cap on the account's v2 transfers that have not ended; past it a create gets 403")
+	fs.Int32Var(&o.Quotas.MaxActiveRecipients, "max-active-recipients", d.Quotas.MaxActiveRecipients, "cap on the account's active recipients; past it a create gets 403")
+	fs.Int32Var(&o.Quotas.MaxClaims, "max-claims", d.Quotas.MaxClaims, "cap on the claims the account's transfers and recipients hold until they are archived; at least the three caps above added up")
+	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
+		if fs.Changed("max-open-transfers") {
+			if !fs.Changed("max-open-v1-transfers") {
+				o.Quotas.MaxOpenV1Transfers = o.MaxOpenTransfers
+			}
+			if !fs.Changed("max-open-v2-transfers") {
+				o.Quotas.MaxOpenV2Transfers = o.MaxOpenTransfers
+			}
+		}
+	}
 	return cmd
 }
 
@@ -108,6 +127,7 @@ func (o *CreateOptions) settings(name string) admin.AccountSettings {
 	s.MinAmount, s.MaxAmount = o.MinAmount, o.MaxAmount
 	s.ServiceFeePercent, s.ServiceFeeFixed = o.ServiceFeePercent, o.ServiceFeeFixed
 	s.AllowedIPs = o.AllowedIPs
+	s.Quotas = o.Quotas
 	return s
 }
 
@@ -118,6 +138,10 @@ var flagOfField = map[string]string{
 	admin.FieldServiceFeePercent: "--service-fee-percent",
 	admin.FieldServiceFeeFixed:   "--service-fee-fixed",
 	admin.FieldAllowedIPs:        "--allowed-ips",
+	admin.FieldMaxOpenV1:         "--max-open-v1-transfers",
+	admin.FieldMaxOpenV2:         "--max-open-v2-transfers",
+	admin.FieldMaxRecipients:     "--max-active-recipients",
+	admin.FieldMaxClaims:         "--max-claims",
 }
 
 // inFlagTerms names the flag an invalid setting came from, the word the operator typed.
