@@ -45,6 +45,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/recovery"
 	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
@@ -64,16 +65,17 @@ type options struct {
 	sanctionsDir, bankDataDir       string
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
-	kycURL, kycToken                string
-	riskURL, riskToken              string
-	quoteRetention, claimGrace      time.Duration
-	transferExpiry, v2MatchTimeout  time.Duration
-	transferWorkers                 int
-	recovery                        bool
-	recoveryGap                     time.Duration
-	fiat                            wise.Config
-	mail                            notify.Config
-	chains                          chainconfig.Flags
+	kycURL, riskURL                 string
+	// the compliance services' bearer tokens: from files or the environment only
+	kycToken, riskToken            secret.Setting
+	quoteRetention, claimGrace     time.Duration
+	transferExpiry, v2MatchTimeout time.Duration
+	transferWorkers                int
+	recovery                       bool
+	recoveryGap                    time.Duration
+	fiat                           wise.Config
+	mail                           notify.Config
+	chains                         chainconfig.Flags
 	// limits is the Redis server the facade replicas share their limits in (none: per replica)
 	limits  sharedlimits.Config
 	archive archive.Config
@@ -81,7 +83,7 @@ type options struct {
 }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{}
+	o := newOptions()
 	fs := newFlagSet(o)
 	if err := flagfile.Load(fs, args, "config"); err != nil {
 		return nil, err
@@ -93,6 +95,14 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// newOptions are the options before the flags: where each secret is read from.
+func newOptions() *options {
+	return &options{
+		kycToken:  secret.Setting{Name: "kyc-token", Env: "PAYOUT_KYC_TOKEN"},
+		riskToken: secret.Setting{Name: "risk-token", Env: "PAYOUT_RISK_TOKEN"},
+	}
 }
 
 // newFlagSet binds every flag of payoutd to o (docs/configuration.md is rendered from it).
@@ -119,9 +129,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.ratesURL, "rates-url", "", "a live rate source polled by the refresher; quotes fail with 503 once its rates are older than --rates-max-age")
 	fs.DurationVar(&o.ratesMaxAge, "rates-max-age", time.Hour, "how old live rates may be before quotes are refused")
 	fs.StringVar(&o.kycURL, "kyc-url", "", "external wallet-verification service; default: the local store (kubectl-payout wallet verify)")
-	fs.StringVar(&o.kycToken, "kyc-token", "", "bearer token of the wallet-verification service (or env PAYOUT_KYC_TOKEN)")
+	o.kycToken.BindFlags(fs, "bearer token of the wallet-verification service")
 	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
-	fs.StringVar(&o.riskToken, "risk-token", "", "bearer token of the wallet-screening service (or env PAYOUT_RISK_TOKEN)")
+	o.riskToken.BindFlags(fs, "bearer token of the wallet-screening service")
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
@@ -140,16 +150,14 @@ func newFlagSet(o *options) *flag.FlagSet {
 	return fs
 }
 
-// check validates the parsed settings and takes the secrets given by environment variables.
+// check validates the parsed settings and reads the secrets from their files or environment
+// variables (a secret given as a flag is refused).
 func (o *options) check() error {
 	if !o.controllers && !o.api {
 		return errors.New("nothing to run: --controllers and --api are both false")
 	}
-	if o.kycToken == "" {
-		o.kycToken = os.Getenv("PAYOUT_KYC_TOKEN")
-	}
-	if o.riskToken == "" {
-		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
+	if err := errors.Join(o.kycToken.Resolve(), o.riskToken.Resolve(), o.fiat.Resolve(), o.mail.Resolve()); err != nil {
+		return err
 	}
 	if err := o.archive.Resolve(); err != nil {
 		return err
@@ -177,7 +185,6 @@ func (o *options) check() error {
 		}
 	}
 	if o.controllers {
-		o.fiat.ApplyEnv()
 		if err := o.fiat.Validate(); err != nil {
 			return err
 		}
@@ -268,7 +275,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	// refund destinations (controllers).
 	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
 	if o.riskURL != "" {
-		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken}}
+		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken.Value}}
 	}
 	var watched *watch.Chains
 	if o.controllers {
@@ -371,7 +378,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	}
 	var verifier kyc.Verifier = kyc.Store{Reader: mgr.GetClient()}
 	if o.kycURL != "" {
-		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
+		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken.Value}}
 	}
 	proxies, err := apiserver.ParsePrefixes(strings.Split(o.trustedProxies, ","))
 	if err != nil {
@@ -402,11 +409,11 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 // otherwise. An archive that is down at start is reached once it is up (503s meanwhile).
 func openArchive(ctx context.Context, o *options, log logr.Logger) (*archive.Store, error) {
 	if !o.archive.Enabled() {
-		log.Info("no archive DSN (--archive-dsn, a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
+		log.Info("no archive DSN (a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
 			"archiveDSNFile", o.archive.DSNFile)
 		return nil, nil
 	}
-	store, err := archive.Open(ctx, o.archive.DSN)
+	store, err := archive.Open(ctx, o.archive.DSN.Reveal())
 	if err != nil {
 		return nil, err
 	}
