@@ -66,20 +66,20 @@ type options struct {
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
 	kycURL, riskURL                 string
-	// the compliance services' bearer tokens: from files or the environment only
-	kycToken, riskToken            secret.Setting
-	quoteRetention, claimGrace     time.Duration
-	transferExpiry, v2MatchTimeout time.Duration
-	transferWorkers                int
-	recovery                       bool
-	recoveryGap                    time.Duration
-	fiat                           wise.Config
-	mail                           notify.Config
-	chains                         chainconfig.Flags
+	quoteRetention, claimGrace      time.Duration
+	transferExpiry, v2MatchTimeout  time.Duration
+	transferWorkers                 int
+	recovery                        bool
+	recoveryGap                     time.Duration
+	fiat                            wise.Config
+	mail                            notify.Config
+	chains                          chainconfig.Flags
 	// limits is the Redis server the facade replicas share their limits in (none: per replica)
 	limits  sharedlimits.Config
 	archive archive.Config
 	zap     zap.Options
+	// the compliance services' bearer tokens: from files or the environment only
+	kycToken, riskToken secret.Setting
 }
 
 func parseFlags(args []string) (*options, error) {
