@@ -230,11 +230,20 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{operator, false, "update", acme, "transfers", "status", ""},
 			{operator, false, "delete", "", "payoutaccounts", "", ""},
 			{operator, false, "get", namespace, "secrets", "", "core"},
+			// the metrics endpoints check each scrape (--metrics-secure)
+			{controller, true, "create", "", "tokenreviews", "", "authentication.k8s.io"},
+			{controller, true, "create", "", "subjectaccessreviews", "", "authorization.k8s.io"},
+			{facade, true, "create", "", "tokenreviews", "", "authentication.k8s.io"},
+			{facade, true, "create", "", "subjectaccessreviews", "", "authorization.k8s.io"},
 		} {
 			if got := a.allowed(ctx, t, c); got != a.want {
 				t.Errorf("%s may %s %s: %v, want %v", a.who.name, a.verb, a.resourcePath(), got, a.want)
 			}
 		}
+	})
+
+	t.Run("the metrics answer 401 without a token, 403 to an identity without payout-metrics-reader, 200 with it", func(t *testing.T) {
+		checkMetricsAuth(ctx, t, cfg, c)
 	})
 
 	t.Run("an account namespace is deleted only once its account released it, payout-orphaned never", func(t *testing.T) {

@@ -22,7 +22,6 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/apiserver"
@@ -55,6 +54,8 @@ type options struct {
 	kubeconfig                      string
 	controllers, api                bool
 	apiAddr, metricsAddr, probeAddr string
+	metricsSecure                   bool
+	metricsCertDir                  string
 	pprofAddr                       string
 	leaderElect                     bool
 	leaderElectionNamespace         string
@@ -114,6 +115,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
 	fs.StringVar(&o.apiAddr, "api-bind-address", ":8080", "address of the REST facade")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8081", "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve the metrics over HTTPS to authenticated and authorized scrapers only: a bearer token the API server accepts (TokenReview) whose identity may get the non-resource URL /metrics (SubjectAccessReview; ClusterRole payout-metrics-reader); false: plain HTTP to anyone who reaches the address")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key for --metrics-secure; empty: a self-signed certificate made at start")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8082", "address of the manager's /healthz and /readyz")
 	fs.StringVar(&o.pprofAddr, "pprof-address", "", "address of Go's /debug/pprof endpoints, for profiling under load (docs/benchmarks.md); empty (the default) serves none. Unauthenticated: bind it to loopback")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active controller replica")
@@ -230,7 +233,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
 		Scheme:                  scheme.New(),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.controllers && o.leaderElect,
