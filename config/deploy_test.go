@@ -246,6 +246,34 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		checkMetricsAuth(ctx, t, cfg, c)
 	})
 
+	t.Run("a refund's requestedBy is the identity that creates it: a forged or missing one is refused", func(t *testing.T) {
+		operator := user("operator") // bound to payout-operator-role above
+		as := rest.CopyConfig(cfg)
+		as.Impersonate = rest.ImpersonationConfig{UserName: operator.name, Groups: operator.groups}
+		oc, err := client.New(as, client.Options{Scheme: sch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refund := func(requestedBy string) *payoutv1.Refund {
+			id := "65f1c0de9a8b7c6d5e4f3a21"
+			return &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: id},
+				Spec: payoutv1.RefundSpec{Transfer: id, RequestedBy: requestedBy}}
+		}
+		// the policy is enforced once the API server has loaded it
+		if werr := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err = oc.Create(ctx, refund("root"), client.DryRunAll)
+			return err != nil, nil
+		}); werr != nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "spec.requestedBy must name who creates the refund, operator, not root") {
+			t.Fatalf("a refund in another's name: %v (%v)", err, werr)
+		}
+		if err := oc.Create(ctx, refund(""), client.DryRunAll); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not nobody") {
+			t.Errorf("a refund naming nobody: %v", err)
+		}
+		if err := oc.Create(ctx, refund(operator.name), client.DryRunAll); err != nil {
+			t.Errorf("a refund in the operator's own name: %v", err)
+		}
+	})
+
 	t.Run("an account namespace is deleted only once its account released it, payout-orphaned never", func(t *testing.T) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-guarded", Labels: map[string]string{tenancy.AccountLabel: "guarded"}}}
 		if err := c.Create(ctx, ns); err != nil {
