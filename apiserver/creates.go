@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/index"
-	"github.com/stablepay/payout-operator/internal/tenancy"
 )
 
 // claim reserves a globally unique key for holder: the API server's atomic create of a
@@ -32,18 +32,29 @@ func (s *Server) claim(ctx context.Context, c *Caller, kind payoutv1.ClaimKind, 
 	return cl, s.cfg.Client.Create(ctx, cl)
 }
 
+// namespaceWait bounds how long a create waits for its account's namespace.
+const namespaceWait = 5 * time.Second
+
 // createOwned creates an object in the caller's account namespace. An account created a moment
-// ago may not have its namespace yet (the account controller makes it); the facade then makes
-// it itself, exactly as the controller would, rather than fail the caller's first request.
+// ago may not have its namespace yet: the account controller (or kubectl payout account
+// create) makes it, never the facade, whose role creates no namespace (a compromised facade
+// could otherwise make any). The create is tried again for a few seconds, then answers 503.
 func (s *Server) createOwned(ctx context.Context, c *Caller, obj client.Object) error {
-	err := s.cfg.Client.Create(ctx, obj)
-	if !apierrors.IsNotFound(err) {
-		return err
+	ctx, cancel := context.WithTimeout(ctx, namespaceWait)
+	defer cancel()
+	pause := 50 * time.Millisecond
+	for {
+		err := s.cfg.Client.Create(ctx, obj)
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return apierror.Errorf(apierror.Unavailable, "account %s is being set up (its namespace %s is not made yet): try again in a few seconds", c.Account.Name, c.Namespace())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
 	}
-	if err := tenancy.EnsureNamespace(ctx, s.cfg.Client, c.Account); err != nil {
-		return err
-	}
-	return s.cfg.Client.Create(ctx, obj)
 }
 
 // createOutcome is what is known of a create that answered an error.

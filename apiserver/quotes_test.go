@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"time"
@@ -10,9 +11,13 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/shopspring/decimal"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -158,14 +163,28 @@ var _ = Describe("quotes (spec 4.9, 2.4)", func() {
 })
 
 var _ = Describe("an account whose namespace does not exist yet", func() {
-	It("gets it from the facade on its first write", func() {
-		// an account the controllers never see, as if they had not got to it yet
-		acct := testgen.Account("facade-no-namespace-yet", func(a *payoutv1.PayoutAccount) { a.UID = "4f3c2b1a-0000-4000-8000-000000000001" })
-		c := &Caller{Account: acct}
+	// accounts the controllers never see, as if they had not got to them yet
+	account := func(name, uid string) (*payoutv1.PayoutAccount, *Caller) {
+		acct := testgen.Account(name, func(a *payoutv1.PayoutAccount) { a.UID = types.UID(uid) })
+		return acct, &Caller{Account: acct}
+	}
+
+	It("answers 503 and makes no namespace: the facade creates none", func() {
+		_, c := account("facade-no-namespace-yet", "4f3c2b1a-0000-4000-8000-000000000001")
 		q := testgen.Quote(c.Namespace(), "22222222-0000-4000-8000-000000000001")
-		Expect(srv.createOwned(ctx, c, q)).To(Succeed())
-		ns := &corev1.Namespace{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: c.Namespace()}, ns)).To(Succeed())
-		Expect(ns.Labels).To(HaveKeyWithValue("payout.stablepay.dev/account", acct.Name))
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		Expect(apierror.CodeOf(srv.createOwned(wctx, c, q))).To(Equal(apierror.Unavailable))
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: c.Namespace()}, &corev1.Namespace{}))).To(BeTrue())
+	})
+
+	It("waits a moment for the namespace its controller makes", func() {
+		acct, c := account("facade-namespace-soon", "4f3c2b1a-0000-4000-8000-000000000002")
+		q := testgen.Quote(c.Namespace(), "22222222-0000-4000-8000-000000000002")
+		done := make(chan error, 1)
+		go func() { done <- srv.createOwned(ctx, c, q) }()
+		Consistently(done, 200*time.Millisecond).ShouldNot(Receive())
+		Expect(tenancy.EnsureNamespace(ctx, env.Client, acct)).To(Succeed()) // as the account controller does
+		Eventually(done).Should(Receive(BeNil()))
 	})
 })

@@ -12,7 +12,8 @@ package apiserver
 //     nothing else acted on it: the caller is told no transfer was created);
 //   - claims: get (past the cache), create and delete (uniqueness of ids, customer_uuid, hashes;
 //     a v2 wallet bound to another account is refused);
-//   - namespaces: create (an account's namespace, when its controller has not made it yet);
+//   - no namespace: an account's is made by its controller (or kubectl payout account create);
+//     a create in a namespace not made yet waits for it a few seconds;
 //   - deposits: read (a v2 hash already credited is refused); chaincursors: read (a v2 transfer
 //     records the head its network had reached).
 //
@@ -21,4 +22,3 @@ package apiserver
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create

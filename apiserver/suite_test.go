@@ -40,6 +40,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/testenv"
 	"github.com/stablepay/payout-operator/test/testgen"
@@ -84,7 +85,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(bank.Close)
 	bankCfg := wise.DefaultConfig()
-	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), "facade-suite", 1
+	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), secret.New("facade-suite"), 1
 	opts.Provider, err = wise.New(bankCfg)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, opts)).To(Succeed())

@@ -190,7 +190,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, true, "patch", acme, "transfers", "", ""},
 			{facade, true, "get", "", "claims", "", ""},
 			{facade, true, "delete", "", "claims", "", ""},
-			{facade, true, "create", "", "namespaces", "", "core"},
+			{facade, false, "create", "", "namespaces", "", "core"},
 			{facade, false, "update", acme, "transfers", "status", ""},
 			{facade, false, "update", acme, "recipients", "status", ""},
 			// a transfer it just created, whose recipient was deleted during the create and that
@@ -233,10 +233,47 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{operator, false, "update", acme, "transfers", "status", ""},
 			{operator, false, "delete", "", "payoutaccounts", "", ""},
 			{operator, false, "get", namespace, "secrets", "", "core"},
+			// the metrics endpoints check each scrape (--metrics-secure)
+			{controller, true, "create", "", "tokenreviews", "", "authentication.k8s.io"},
+			{controller, true, "create", "", "subjectaccessreviews", "", "authorization.k8s.io"},
+			{facade, true, "create", "", "tokenreviews", "", "authentication.k8s.io"},
+			{facade, true, "create", "", "subjectaccessreviews", "", "authorization.k8s.io"},
 		} {
 			if got := a.allowed(ctx, t, c); got != a.want {
 				t.Errorf("%s may %s %s: %v, want %v", a.who.name, a.verb, a.resourcePath(), got, a.want)
 			}
+		}
+	})
+
+	t.Run("the metrics answer 401 without a token, 403 to an identity without payout-metrics-reader, 200 with it", func(t *testing.T) {
+		checkMetricsAuth(ctx, t, cfg, c)
+	})
+
+	t.Run("a refund's requestedBy is the identity that creates it: a forged or missing one is refused", func(t *testing.T) {
+		operator := user("operator") // bound to payout-operator-role above
+		as := rest.CopyConfig(cfg)
+		as.Impersonate = rest.ImpersonationConfig{UserName: operator.name, Groups: operator.groups}
+		oc, err := client.New(as, client.Options{Scheme: sch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refund := func(requestedBy string) *payoutv1.Refund {
+			id := "65f1c0de9a8b7c6d5e4f3a21"
+			return &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: id},
+				Spec: payoutv1.RefundSpec{Transfer: id, RequestedBy: requestedBy}}
+		}
+		// the policy is enforced once the API server has loaded it
+		if werr := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err = oc.Create(ctx, refund("root"), client.DryRunAll)
+			return err != nil, nil
+		}); werr != nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "spec.requestedBy must name who creates the refund, operator, not root") {
+			t.Fatalf("a refund in another's name: %v (%v)", err, werr)
+		}
+		if err := oc.Create(ctx, refund(""), client.DryRunAll); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not nobody") {
+			t.Errorf("a refund naming nobody: %v", err)
+		}
+		if err := oc.Create(ctx, refund(operator.name), client.DryRunAll); err != nil {
+			t.Errorf("a refund in the operator's own name: %v", err)
 		}
 	})
 

@@ -87,7 +87,7 @@ func TestManifests(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"payout-deposit-xpub", "payout-deposit-xprv", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-limits-redis", "payout-archive"}
+		want := []string{"payout-deposit-xpub", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-limits-redis", "payout-archive", "payout-archive-reader"}
 		for _, s := range want {
 			if !secrets[s] {
 				t.Errorf("no pod uses Secret %s", s)
@@ -99,10 +99,32 @@ func TestManifests(t *testing.T) {
 		if len(secrets) != len(want) {
 			t.Errorf("Secrets used: %v, want %v", secrets, want)
 		}
-		// the facade holds no key that moves money (the archive's DSN reads and writes records)
-		for _, v := range facade.Spec.Template.Spec.Volumes {
-			if v.Secret != nil && v.Secret.SecretName != "payout-deposit-xpub" && v.Secret.SecretName != "payout-archive" {
-				t.Errorf("the facade mounts Secret %s", v.Secret.SecretName)
+	})
+
+	t.Run("each pod gets only the Secrets its part of payoutd reads: no deposit master key anywhere, no deposit key in the controllers", func(t *testing.T) {
+		for d, allowed := range map[*appsv1.Deployment][]string{
+			// the keys that move money: the refund wallet, the provider's token; the archive's writer
+			controller: {"payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-archive"},
+			// the xpub issues v1 deposit addresses; the archive is read as a role that cannot write
+			facade: {"payout-deposit-xpub", "payout-limits-redis", "payout-archive-reader"},
+		} {
+			pod := d.Spec.Template.Spec
+			for _, v := range pod.Volumes {
+				if v.Secret != nil && !slices.Contains(allowed, v.Secret.SecretName) {
+					t.Errorf("%s mounts Secret %s", d.Name, v.Secret.SecretName)
+				}
+			}
+			for _, c := range pod.Containers {
+				for _, e := range c.Env {
+					if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !slices.Contains(allowed, e.ValueFrom.SecretKeyRef.Name) {
+						t.Errorf("%s reads Secret %s into $%s", d.Name, e.ValueFrom.SecretKeyRef.Name, e.Name)
+					}
+				}
+				for _, a := range c.Args {
+					if strings.HasPrefix(a, "--deposit-xprv-file") || (d == controller && strings.HasPrefix(a, "--deposit-xpub-file")) {
+						t.Errorf("%s is given %s", d.Name, a)
+					}
+				}
 			}
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -118,8 +120,26 @@ func TestAlertRulesComponent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rule := find(t, decode(t, kustomizeBuild(t, overlay)), "PrometheusRule", "payout-alerts")
+	objs := decode(t, kustomizeBuild(t, overlay))
+	rule := find(t, objs, "PrometheusRule", "payout-alerts")
 	if rule.GetNamespace() != "payout-system" {
 		t.Errorf("the PrometheusRule is in namespace %q, want payout-system", rule.GetNamespace())
+	}
+	// the ServiceMonitor scrapes the metrics Service's port over HTTPS with a bearer token, as
+	// payoutd's --metrics-secure requires
+	monitor := find(t, objs, "ServiceMonitor", "payout-metrics")
+	svc := find(t, objs, "Service", "payout-metrics")
+	selector, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")
+	if !labels.SelectorFromSet(selector).Matches(labels.Set(svc.GetLabels())) || len(selector) == 0 {
+		t.Errorf("the ServiceMonitor selects %v, the metrics Service is labelled %v", selector, svc.GetLabels())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(endpoints) != 1 || len(ports) != 1 {
+		t.Fatalf("endpoints %v, ports %v", endpoints, ports)
+	}
+	ep, port := endpoints[0].(map[string]any), ports[0].(map[string]any)
+	if ep["port"] != port["name"] || ep["scheme"] != "https" || ep["bearerTokenFile"] == nil {
+		t.Errorf("the ServiceMonitor's endpoint %v does not scrape port %v over HTTPS with a token", ep, port["name"])
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/transfer"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -49,7 +50,7 @@ func startBankWith(o simbank.Options) (*simbank.Server, fiat.Provider) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(bank.Close)
 	cfg := wise.DefaultConfig()
-	cfg.BaseURL, cfg.Token, cfg.ProfileID, cfg.Name = bank.URL(), bankToken, 1, "simbank"
+	cfg.BaseURL, cfg.Token, cfg.ProfileID, cfg.Name = bank.URL(), secret.New(bankToken), 1, "simbank"
 	cfg.Timeout, cfg.Retries, cfg.RetryBackoff = 2*time.Second, 0, 10*time.Millisecond
 	p, err := wise.New(cfg)
 	Expect(err).NotTo(HaveOccurred())

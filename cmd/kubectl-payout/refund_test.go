@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +50,11 @@ var _ = Describe("refund", func() {
 		rf := &payoutv1.Refund{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(t), rf)).To(Succeed())
 		Expect(rf.Spec.Transfer).To(Equal(t.Name))
+		// the audit record is the Kubernetes identity of the kubeconfig, as the API server knows it
+		review := &authenticationv1.SelfSubjectReview{}
+		Expect(k8s.Create(ctx, review)).To(Succeed())
+		Expect(review.Status.UserInfo.Username).NotTo(BeEmpty())
+		Expect(rf.Spec.RequestedBy).To(Equal(review.Status.UserInfo.Username))
 
 		fails("error: a refund of transfer "+t.Name+" is already requested; it is sent once (see kubectl get refund -n "+t.Namespace+" "+t.Name+")\n", "refund", t.Name)
 		again := &payoutv1.Refund{}

@@ -42,7 +42,7 @@ var flagMention = regexp.MustCompile("`--([a-z0-9][a-z0-9-]*)")
 // help, rendered from the flag set (`make docs` rewrites it), and its prose names no flag
 // payoutd does not have.
 func TestConfigurationDoc(t *testing.T) {
-	fs := newFlagSet(&options{})
+	fs := newFlagSet(newOptions())
 	path := filepath.Join("..", "..", "docs", "configuration.md")
 	docgen.Check(t, path, "flags", flagTable(fs))
 

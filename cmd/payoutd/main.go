@@ -25,7 +25,6 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/apiserver"
@@ -48,6 +47,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/recovery"
 	"github.com/stablepay/payout-operator/internal/refund"
 	"github.com/stablepay/payout-operator/internal/scheme"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
@@ -61,6 +61,8 @@ type options struct {
 	kubeconfig                      string
 	controllers, api                bool
 	apiAddr, metricsAddr, probeAddr string
+	metricsSecure                   bool
+	metricsCertDir                  string
 	pprofAddr                       string
 	leaderElect                     bool
 	leaderElectionNamespace         string
@@ -76,8 +78,7 @@ type options struct {
 	sanctionsMaxAge                 time.Duration
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
-	kycURL, kycToken                string
-	riskURL, riskToken              string
+	kycURL, riskURL                 string
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
@@ -90,10 +91,12 @@ type options struct {
 	limits  sharedlimits.Config
 	archive archive.Config
 	zap     zap.Options
+	// the compliance services' bearer tokens: from files or the environment only
+	kycToken, riskToken secret.Setting
 }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{}
+	o := newOptions()
 	fs := newFlagSet(o)
 	if err := flagfile.Load(fs, args, "config"); err != nil {
 		return nil, err
@@ -107,6 +110,14 @@ func parseFlags(args []string) (*options, error) {
 	return o, nil
 }
 
+// newOptions are the options before the flags: where each secret is read from.
+func newOptions() *options {
+	return &options{
+		kycToken:  secret.Setting{Name: "kyc-token", Env: "PAYOUT_KYC_TOKEN"},
+		riskToken: secret.Setting{Name: "risk-token", Env: "PAYOUT_RISK_TOKEN"},
+	}
+}
+
 // newFlagSet binds every flag of payoutd to o (docs/configuration.md is rendered from it).
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
@@ -116,6 +127,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.api, "api", true, "serve the REST facade")
 	fs.StringVar(&o.apiAddr, "api-bind-address", ":8080", "address of the REST facade")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8081", "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve the metrics over HTTPS to authenticated and authorized scrapers only: a bearer token the API server accepts (TokenReview) whose identity may get the non-resource URL /metrics (SubjectAccessReview; ClusterRole payout-metrics-reader); false: plain HTTP to anyone who reaches the address")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key for --metrics-secure; empty: a self-signed certificate made at start")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8082", "address of the manager's /healthz and /readyz")
 	fs.StringVar(&o.pprofAddr, "pprof-address", "", "address of Go's /debug/pprof endpoints, for profiling under load (docs/benchmarks.md); empty (the default) serves none. Unauthenticated: bind it to loopback")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect one active controller replica")
@@ -136,9 +149,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.ratesURL, "rates-url", "", "a live rate source polled by the refresher; quotes fail with 503 once its rates are older than --rates-max-age")
 	fs.DurationVar(&o.ratesMaxAge, "rates-max-age", time.Hour, "how old live rates may be before quotes are refused")
 	fs.StringVar(&o.kycURL, "kyc-url", "", "external wallet-verification service; default: the local store (kubectl-payout wallet verify)")
-	fs.StringVar(&o.kycToken, "kyc-token", "", "bearer token of the wallet-verification service (or env PAYOUT_KYC_TOKEN)")
+	o.kycToken.BindFlags(fs, "bearer token of the wallet-verification service")
 	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
-	fs.StringVar(&o.riskToken, "risk-token", "", "bearer token of the wallet-screening service (or env PAYOUT_RISK_TOKEN)")
+	o.riskToken.BindFlags(fs, "bearer token of the wallet-screening service")
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
@@ -157,16 +170,14 @@ func newFlagSet(o *options) *flag.FlagSet {
 	return fs
 }
 
-// check validates the parsed settings and takes the secrets given by environment variables.
+// check validates the parsed settings and reads the secrets from their files or environment
+// variables (a secret given as a flag is refused).
 func (o *options) check() (err error) {
 	if !o.controllers && !o.api {
 		return errors.New("nothing to run: --controllers and --api are both false")
 	}
-	if o.kycToken == "" {
-		o.kycToken = os.Getenv("PAYOUT_KYC_TOKEN")
-	}
-	if o.riskToken == "" {
-		o.riskToken = os.Getenv("PAYOUT_RISK_TOKEN")
+	if err := errors.Join(o.kycToken.Resolve(), o.riskToken.Resolve(), o.fiat.Resolve(), o.mail.Resolve()); err != nil {
+		return err
 	}
 	if err := o.archive.Resolve(); err != nil {
 		return err
@@ -206,7 +217,6 @@ func (o *options) check() (err error) {
 		}
 	}
 	if o.controllers {
-		o.fiat.ApplyEnv()
 		if err := o.fiat.Validate(); err != nil {
 			return err
 		}
@@ -253,7 +263,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
 		Scheme:                  scheme.New(),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.controllers && o.leaderElect,
@@ -298,7 +308,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	// refund destinations (controllers).
 	var risk walletscreen.Screener = walletscreen.LocalList{Reader: mgr.GetClient()}
 	if o.riskURL != "" {
-		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken}}
+		risk = walletscreen.HTTP{Service: remote.Service{BaseURL: o.riskURL, Token: o.riskToken.Value}}
 	}
 	var watched *watch.Chains
 	if o.controllers {
@@ -455,7 +465,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 	}
 	var verifier kyc.Verifier = kyc.Store{Reader: mgr.GetClient()}
 	if o.kycURL != "" {
-		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken}}
+		verifier = kyc.HTTP{Service: remote.Service{BaseURL: o.kycURL, Token: o.kycToken.Value}}
 	}
 	var origins []string
 	for _, origin := range strings.Split(o.mcpAllowedOrigins, ",") {
@@ -501,11 +511,11 @@ func facadeLog(o *options) logr.Logger {
 // otherwise. An archive that is down at start is reached once it is up (503s meanwhile).
 func openArchive(ctx context.Context, o *options, log logr.Logger) (*archive.Store, error) {
 	if !o.archive.Enabled() {
-		log.Info("no archive DSN (--archive-dsn, a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
+		log.Info("no archive DSN (a file at --archive-dsn-file, $"+archive.DSNEnv+"): finished transfers stay in the API server",
 			"archiveDSNFile", o.archive.DSNFile)
 		return nil, nil
 	}
-	store, err := archive.Open(ctx, o.archive.DSN)
+	store, err := archive.Open(ctx, o.archive.DSN.Reveal())
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,8 @@ import (
 var _ = Describe("the metrics endpoint", func() {
 	It("shows a completed transfer in the transfer, provider, chain and facade metrics", func() {
 		metricsAddr := freeAddr()
-		acct := newAccount(startInProcess(env.Config, "--metrics-bind-address", metricsAddr))
+		// plain HTTP: what is shown is tested here; who may see it, in config (TestDeployOnEmptyCluster)
+		acct := newAccount(startInProcess(env.Config, "--metrics-bind-address", metricsAddr, "--metrics-secure=false"))
 		scrape := func() metricstest.Samples {
 			GinkgoHelper()
 			s, err := metricstest.Scrape(context.Background(), "http://"+metricsAddr+"/metrics")

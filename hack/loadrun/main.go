@@ -67,6 +67,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/test/testenv"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -216,7 +217,7 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 		return "", err
 	}
 	bankCfg := wise.DefaultConfig()
-	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), "loadrun", 1
+	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), secret.New("loadrun"), 1
 	opts := controllers.DefaultOptions()
 	opts.ChainHeartbeatMaxAge = 24 * time.Hour
 	if opts.Provider, err = wise.New(bankCfg); err != nil {

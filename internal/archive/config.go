@@ -8,16 +8,19 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
-// DSNEnv is the environment variable that carries the archive's DSN when neither flag does.
+// DSNEnv is the environment variable that carries the archive's DSN when no file does. A DSN
+// holds the database password: there is no DSN flag (--archive-dsn is refused).
 const DSNEnv = "PAYOUT_ARCHIVE_DSN"
 
 // Config are the archive's settings. Archiving is off unless a DSN is given: transfers then
 // stay in the API server for ever, as before.
 type Config struct {
 	// DSN of the PostgreSQL archive (postgres://user:password@host:5432/db?sslmode=...).
-	DSN string
+	DSN secret.Value
 	// DSNFile holds the DSN (a mounted Secret); it wins over DSN's environment variable. A file
 	// that does not exist is no DSN (the Secret is optional); an empty one is an error.
 	DSNFile string
@@ -29,6 +32,8 @@ type Config struct {
 	Rate float64
 	// Interval is the pause between passes when nothing is left to archive.
 	Interval time.Duration
+	// dsnFlag records that the refused --archive-dsn was given.
+	dsnFlag bool
 }
 
 // DefaultConfig is the production default: 30 days of retention, 100 per batch, 50 per second.
@@ -36,11 +41,14 @@ func DefaultConfig() Config {
 	return Config{Retention: 30 * 24 * time.Hour, Batch: 100, Rate: 50, Interval: 30 * time.Second}
 }
 
-// BindFlags registers the settings on fs with c's values as defaults: --archive-dsn,
-// --archive-dsn-file, --retention, --archive-batch, --archive-rate, --archive-interval.
+// dsnInstead says where the DSN goes instead of --archive-dsn.
+const dsnInstead = "give the archive's DSN in a file named by --archive-dsn-file (a mounted Secret) or in the environment variable " + DSNEnv
+
+// BindFlags registers the settings on fs with c's values as defaults: --archive-dsn-file (and
+// --archive-dsn, refused), --retention, --archive-batch, --archive-rate, --archive-interval.
 func (c *Config) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DSN, "archive-dsn", c.DSN, "PostgreSQL DSN of the transfer archive (or env "+DSNEnv+", or --archive-dsn-file); empty: nothing is archived, transfers stay in the API server")
-	fs.StringVar(&c.DSNFile, "archive-dsn-file", c.DSNFile, "file holding the archive's DSN (a mounted Secret)")
+	fs.StringVar(&c.DSNFile, "archive-dsn-file", c.DSNFile, "file holding the PostgreSQL DSN of the transfer archive, a mounted Secret (or env "+DSNEnv+"); neither: nothing is archived, transfers stay in the API server")
+	secret.Refuse(fs, "archive-dsn", dsnInstead, &c.dsnFlag)
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long a finished transfer stays live (kubectl-visible) before it moves to the archive")
 	fs.IntVar(&c.Batch, "archive-batch", c.Batch, "transfers archived per PostgreSQL transaction")
 	fs.Float64Var(&c.Rate, "archive-rate", c.Rate, "most transfers archived per second")
@@ -49,7 +57,10 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 
 // Resolve completes the DSN from the file or the environment and checks the settings.
 func (c *Config) Resolve() error {
-	if c.DSN == "" && c.DSNFile != "" {
+	if c.dsnFlag {
+		return secret.Refused("archive-dsn", dsnInstead)
+	}
+	if c.DSN.IsZero() && c.DSNFile != "" {
 		b, err := os.ReadFile(c.DSNFile)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -58,13 +69,13 @@ func (c *Config) Resolve() error {
 		case err != nil:
 			return fmt.Errorf("--archive-dsn-file: %w", err)
 		default:
-			if c.DSN = strings.TrimSpace(string(b)); c.DSN == "" {
+			if c.DSN = secret.New(strings.TrimSpace(string(b))); c.DSN.IsZero() {
 				return fmt.Errorf("--archive-dsn-file: %s is empty", c.DSNFile)
 			}
 		}
 	}
-	if c.DSN == "" {
-		c.DSN = strings.TrimSpace(os.Getenv(DSNEnv))
+	if c.DSN.IsZero() {
+		c.DSN = secret.New(strings.TrimSpace(os.Getenv(DSNEnv)))
 	}
 	var errs []error
 	if c.Retention < 0 {
@@ -83,4 +94,4 @@ func (c *Config) Resolve() error {
 }
 
 // Enabled reports whether an archive is configured.
-func (c *Config) Enabled() bool { return c.DSN != "" }
+func (c *Config) Enabled() bool { return !c.DSN.IsZero() }

@@ -194,18 +194,18 @@ func TestConfig(t *testing.T) {
 	if err := c.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if c.DSN != "postgres://archiver@db:5432/archive" {
-		t.Errorf("DSN from the file: %q", c.DSN)
+	if c.DSN.Reveal() != "postgres://archiver@db:5432/archive" {
+		t.Errorf("DSN from the file: %q", c.DSN.Reveal())
 	}
 	c = DefaultConfig()
-	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
-		t.Errorf("DSN from the environment: %q, %v", c.DSN, err)
+	if err := c.Resolve(); err != nil || c.DSN.Reveal() != "postgres://from-env@db/archive" {
+		t.Errorf("DSN from the environment: %q, %v", c.DSN.Reveal(), err)
 	}
 	// the optional Secret absent: no file, the environment's DSN or none
 	c = DefaultConfig()
 	c.DSNFile = dir + "/absent"
-	if err := c.Resolve(); err != nil || c.DSN != "postgres://from-env@db/archive" {
-		t.Errorf("DSN with the file absent: %q, %v", c.DSN, err)
+	if err := c.Resolve(); err != nil || c.DSN.Reveal() != "postgres://from-env@db/archive" {
+		t.Errorf("DSN with the file absent: %q, %v", c.DSN.Reveal(), err)
 	}
 	t.Setenv(DSNEnv, "")
 	c = DefaultConfig()

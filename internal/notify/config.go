@@ -7,15 +7,15 @@ import (
 	"net"
 	"net/mail"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/hostport"
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
-// EnvPassword is the environment variable BindFlags takes the SMTP password from when no
-// --smtp-password is given.
+// EnvPassword is the environment variable BindFlags takes the SMTP password from. The flag
+// --smtp-password is refused: a command line is readable by every process of the machine.
 const EnvPassword = "PAYOUT_SMTP_PASSWORD"
 
 // DefaultTimeout bounds one message's whole delivery when Config.Timeout is zero.
@@ -51,25 +51,6 @@ const (
 	AuthLogin AuthMechanism = "login"
 )
 
-// Secret is a string that does not print: fmt and JSON show "[redacted]" for it, so that a
-// Config can be logged.
-type Secret string
-
-const redacted = "[redacted]"
-
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// GoString keeps %#v from printing the secret.
-func (s Secret) GoString() string { return strconv.Quote(s.String()) }
-
-// MarshalText keeps encoding/json and YAML from printing the secret.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
 // Config is the SMTP notifier's configuration. The zero Config with only Addr empty means
 // "mail not configured"; see New.
 type Config struct {
@@ -90,8 +71,10 @@ type Config struct {
 	Auth     AuthMechanism
 	// Password, or PasswordFile, a file whose content (without a trailing newline) is the
 	// password. Set at most one of them.
-	Password     Secret
+	Password     secret.Value
 	PasswordFile string
+	// passwordFlag records that the refused --smtp-password was given.
+	passwordFlag bool
 	// HELO is the name announced in EHLO; empty means the host name.
 	HELO string
 	// Timeout bounds one message's whole delivery: connecting, TLS, authentication and the
@@ -124,11 +107,10 @@ const (
 
 // BindFlags registers the --smtp-* flags on fs, storing into c. The current values of c are
 // the defaults. The password is taken from $PAYOUT_SMTP_PASSWORD now, unless c already has
-// one; --smtp-password overrides it. Neither the password nor its default is ever printed by
-// fs's usage.
+// one, or from --smtp-password-file; --smtp-password is refused (Resolve).
 func (c *Config) BindFlags(fs *flag.FlagSet) {
-	if c.Password == "" {
-		c.Password = Secret(os.Getenv(EnvPassword))
+	if c.Password.IsZero() {
+		c.Password = secret.New(os.Getenv(EnvPassword))
 	}
 	if c.TLS == "" {
 		c.TLS = TLSMandatory
@@ -156,10 +138,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 		c.Auth = a
 		return nil
 	})
-	fs.Func(FlagPassword, "SMTP AUTH password (or env "+EnvPassword+"; prefer --"+FlagPasswordFile+")", func(s string) error {
-		c.Password = Secret(s)
-		return nil
-	})
+	secret.Refuse(fs, FlagPassword, passwordInstead, &c.passwordFlag)
 	fs.StringVar(&c.PasswordFile, FlagPasswordFile, c.PasswordFile, "file holding the SMTP AUTH password, e.g. a mounted Secret")
 	fs.StringVar(&c.HELO, FlagHELO, c.HELO, "name announced in EHLO (default: the host name)")
 	fs.DurationVar(&c.Timeout, FlagTimeout, c.Timeout, "bound of one message's whole delivery to the SMTP server")
@@ -187,6 +166,17 @@ func (c Config) Limits() *Limits {
 	return NewLimits(perAccount, perAddress, nil)
 }
 
+// passwordInstead says where the SMTP password goes instead of --smtp-password.
+const passwordInstead = "give the SMTP AUTH password in a file named by --" + FlagPasswordFile + " (a mounted Secret) or in the environment variable " + EnvPassword
+
+// Resolve refuses the password given as the flag --smtp-password (or in the settings file).
+func (c Config) Resolve() error {
+	if c.passwordFlag {
+		return secret.Refused(FlagPassword, passwordInstead)
+	}
+	return nil
+}
+
 // Configured reports whether an SMTP server is set.
 func (c Config) Configured() bool { return c.Addr != "" }
 
@@ -197,8 +187,8 @@ func (c Config) Validate() error {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
 	}
-	if c.Password != "" && c.PasswordFile != "" {
-		bad(FlagPasswordFile, "set either --%s (or %s) or --%s, not both", FlagPassword, EnvPassword, FlagPasswordFile)
+	if !c.Password.IsZero() && c.PasswordFile != "" {
+		bad(FlagPasswordFile, "set either %s or --%s, not both", EnvPassword, FlagPasswordFile)
 	}
 	if !c.Configured() {
 		return errors.Join(errs...)
@@ -227,12 +217,12 @@ func (c Config) Validate() error {
 	if c.Auth != "" && c.Auth != AuthPlain && c.Auth != AuthLogin {
 		bad(FlagAuth, "%q is not one of plain, login", c.Auth)
 	}
-	hasPassword := c.Password != "" || c.PasswordFile != ""
+	hasPassword := !c.Password.IsZero() || c.PasswordFile != ""
 	switch {
 	case c.Username == "" && hasPassword:
 		bad(FlagUsername, "is required when a password is set")
 	case c.Username != "" && !hasPassword:
-		bad(FlagPassword, "a password is required with --%s: set --%s, --%s or %s", FlagUsername, FlagPasswordFile, FlagPassword, EnvPassword)
+		bad(FlagPasswordFile, "a password is required with --%s: set --%s or %s", FlagUsername, FlagPasswordFile, EnvPassword)
 	case c.Username != "" && c.TLS == TLSNone && addrErr == nil && !isLoopbackHost(host):
 		bad(FlagTLS, "none would send the SMTP password in clear to %s; use mandatory or implicit", host)
 	}

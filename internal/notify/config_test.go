@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 func TestBindFlags(t *testing.T) {
@@ -17,14 +20,14 @@ func TestBindFlags(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
 	c.BindFlags(fs)
-	if c.TLS != TLSMandatory || c.Timeout != DefaultTimeout || c.Password != "from-env" ||
+	if c.TLS != TLSMandatory || c.Timeout != DefaultTimeout || c.Password.Reveal() != "from-env" ||
 		c.MaxPerAccount != DefaultMaxPerAccount || c.MaxPerAddress != DefaultMaxPerAddress {
 		t.Fatalf("defaults: %+v", c)
 	}
 	err := fs.Parse([]string{
 		"--smtp-addr=mail.example.com:587", "--smtp-from", "Payouts <payouts@example.com>",
 		"--smtp-tls=Opportunistic", "--smtp-username=svc", "--smtp-auth=login",
-		"--smtp-password=from-flag", "--smtp-helo=payoutd.example.com", "--smtp-timeout=3s",
+		"--smtp-helo=payoutd.example.com", "--smtp-timeout=3s",
 		"--smtp-message-id-domain=mail.example.com", "--smtp-tls-ca-file=/etc/ca.pem",
 		"--smtp-max-per-account=100", "--smtp-max-per-address=3",
 	})
@@ -33,12 +36,15 @@ func TestBindFlags(t *testing.T) {
 	}
 	want := Config{
 		Addr: "mail.example.com:587", From: "Payouts <payouts@example.com>", TLS: TLSOpportunistic,
-		TLSCAFile: "/etc/ca.pem", Username: "svc", Auth: AuthLogin, Password: "from-flag",
+		TLSCAFile: "/etc/ca.pem", Username: "svc", Auth: AuthLogin, Password: secret.New("from-env"),
 		HELO: "payoutd.example.com", Timeout: 3 * time.Second, MessageIDDomain: "mail.example.com",
 		MaxPerAccount: 100, MaxPerAddress: 3,
 	}
-	if c != want {
-		t.Errorf("parsed\n%#v\nwant\n%#v", c, want)
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("parsed\n%+v\nwant\n%+v", c, want)
+	}
+	if err := c.Resolve(); err != nil {
+		t.Error(err)
 	}
 
 	for _, bad := range [][]string{{"--smtp-tls=sometimes"}, {"--smtp-auth=cram-md5"}} {
@@ -54,15 +60,15 @@ func TestBindFlags(t *testing.T) {
 
 // TestPasswordNeverPrinted: neither usage, nor fmt, nor JSON shows the password.
 func TestPasswordNeverPrinted(t *testing.T) {
-	const secret = "hunter2-very-secret"
-	t.Setenv(EnvPassword, secret)
+	const password = "hunter2-very-secret"
+	t.Setenv(EnvPassword, password)
 	var c Config
 	fs := flag.NewFlagSet("payoutd", flag.ContinueOnError)
 	var usage bytes.Buffer
 	fs.SetOutput(&usage)
 	c.BindFlags(fs)
 	fs.PrintDefaults()
-	if c.Password != secret {
+	if c.Password.Reveal() != password {
 		t.Fatal("the password was not taken from the environment")
 	}
 	js, err := json.Marshal(c)
@@ -73,15 +79,15 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		"usage": usage.String(), "%v": fmt.Sprintf("%v", c), "%+v": fmt.Sprintf("%+v", c),
 		"%#v": fmt.Sprintf("%#v", c), "%s": fmt.Sprintf("%s", c.Password), "json": string(js),
 	} {
-		if strings.Contains(s, secret) {
+		if strings.Contains(s, password) {
 			t.Errorf("%s shows the password: %s", what, s)
 		}
 	}
-	m, err := NewSMTP(Config{Addr: "127.0.0.1:25", From: "p@example.com", TLS: TLSNone, Username: "u", Password: secret})
+	m, err := NewSMTP(Config{Addr: "127.0.0.1:25", From: "p@example.com", TLS: TLSNone, Username: "u", Password: secret.New(password)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := fmt.Sprintf("%v %+v", m, m); strings.Contains(s, secret) {
+	if s := fmt.Sprintf("%v %+v", m, m); strings.Contains(s, password) {
 		t.Errorf("the mailer prints the password: %s", s)
 	}
 }
@@ -100,10 +106,10 @@ func TestValidate(t *testing.T) {
 	}{
 		{"minimal", func(*Config) {}, ""},
 		{"not configured", func(c *Config) { *c = Config{} }, ""},
-		{"not configured with a stray password", func(c *Config) { *c = Config{Password: "x", PasswordFile: pwFile} }, "--smtp-password-file"},
+		{"not configured with a stray password", func(c *Config) { *c = Config{Password: secret.New("x"), PasswordFile: pwFile} }, "--smtp-password-file"},
 		{"auth over tls", func(c *Config) { c.Username, c.PasswordFile = "svc", pwFile }, ""},
 		{"auth in clear to loopback", func(c *Config) {
-			c.Addr, c.TLS, c.Username, c.Password = "127.0.0.1:2525", TLSNone, "svc", "x"
+			c.Addr, c.TLS, c.Username, c.Password = "127.0.0.1:2525", TLSNone, "svc", secret.New("x")
 		}, ""},
 		{"no port", func(c *Config) { c.Addr = "mail.example.com" }, "--smtp-addr"},
 		{"bad port", func(c *Config) { c.Addr = "mail.example.com:99999" }, "--smtp-addr"},
@@ -112,12 +118,12 @@ func TestValidate(t *testing.T) {
 		{"bad from", func(c *Config) { c.From = "payouts at example" }, "--smtp-from"},
 		{"bad tls", func(c *Config) { c.TLS = "sometimes" }, "--smtp-tls"},
 		{"missing ca file", func(c *Config) { c.TLSCAFile = filepath.Join(dir, "nope.pem") }, "--smtp-tls-ca-file"},
-		{"bad auth", func(c *Config) { c.Username, c.Password, c.Auth = "svc", "x", "ntlm" }, "--smtp-auth"},
+		{"bad auth", func(c *Config) { c.Username, c.Password, c.Auth = "svc", secret.New("x"), "ntlm" }, "--smtp-auth"},
 		{"user without password", func(c *Config) { c.Username = "svc" }, "--smtp-password"},
-		{"password without user", func(c *Config) { c.Password = "x" }, "--smtp-username"},
-		{"password twice", func(c *Config) { c.Username, c.Password, c.PasswordFile = "svc", "x", pwFile }, "not both"},
+		{"password without user", func(c *Config) { c.Password = secret.New("x") }, "--smtp-username"},
+		{"password twice", func(c *Config) { c.Username, c.Password, c.PasswordFile = "svc", secret.New("x"), pwFile }, "not both"},
 		{"missing password file", func(c *Config) { c.Username, c.PasswordFile = "svc", filepath.Join(dir, "nope") }, "--smtp-password-file"},
-		{"password in clear", func(c *Config) { c.TLS, c.Username, c.Password = TLSNone, "svc", "x" }, "--smtp-tls: none would send the SMTP password in clear"},
+		{"password in clear", func(c *Config) { c.TLS, c.Username, c.Password = TLSNone, "svc", secret.New("x") }, "--smtp-tls: none would send the SMTP password in clear"},
 		{"bad helo", func(c *Config) { c.HELO = "my host" }, "--smtp-helo"},
 		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "--smtp-timeout"},
 		{"bad message-id domain", func(c *Config) { c.MessageIDDomain = "a@b" }, "--smtp-message-id-domain"},

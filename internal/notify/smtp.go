@@ -76,7 +76,7 @@ func NewSMTP(cfg Config) (*SMTPMailer, error) {
 	host, portText, _ := net.SplitHostPort(cfg.Addr)
 	port, _ := strconv.Atoi(portText)
 	from, _ := mail.ParseAddress(cfg.From)
-	m := &SMTPMailer{cfg: cfg, host: host, port: port, from: from, password: string(cfg.Password)}
+	m := &SMTPMailer{cfg: cfg, host: host, port: port, from: from, password: cfg.Password.Reveal()}
 	if cfg.PasswordFile != "" {
 		p, err := secretfile.Read(cfg.PasswordFile)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 	"github.com/stablepay/payout-operator/internal/notify"
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 // These tests run the notifier against the real SMTP sink on loopback: no mocks.
@@ -378,7 +379,7 @@ func TestAuth(t *testing.T) {
 	sink := startSink(t, smtpsink.Options{})
 	for _, mech := range []notify.AuthMechanism{notify.AuthPlain, notify.AuthLogin} {
 		m := mailerFor(t, sink.Addr(), func(c *notify.Config) {
-			c.Username, c.Password, c.Auth = "svc", "secret", mech
+			c.Username, c.Password, c.Auth = "svc", secret.New("secret"), mech
 		})
 		msg := render(t, notify.PayoutSent(transfer("65f0c1d2e3f4a5b6c7d8e9f0"), "customer@example.org"), m)
 		if err := m.Send(context.Background(), msg); err != nil {
@@ -446,7 +447,7 @@ func TestTLSPolicies(t *testing.T) {
 				// Credentials go only over TLS here: the mailer's host is 127.0.0.1, which go-mail
 				// would also allow in clear, so this checks AUTH after STARTTLS works.
 				if c.ok && c.policy != notify.TLSOpportunistic {
-					cfg.Username, cfg.Password = "svc", "secret"
+					cfg.Username, cfg.Password = "svc", secret.New("secret")
 				}
 			})
 			msg := render(t, notify.PayoutSent(transfer("65f0c1d2e3f4a5b6c7d8e9f0"), "customer@example.org"), m)

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/hostport"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/secretfile"
 )
 
@@ -42,23 +42,6 @@ const (
 	FlagBackoff       = "limits-redis-backoff"
 )
 
-// Secret is a string that does not print: fmt and JSON show "[redacted]" for it, so that a
-// Config can be logged.
-type Secret string
-
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return "[redacted]"
-}
-
-// GoString keeps %#v from printing the secret.
-func (s Secret) GoString() string { return strconv.Quote(s.String()) }
-
-// MarshalText keeps encoding/json and YAML from printing the secret.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
 // Config is where the facade replicas keep the counts they share: a Redis server. The zero
 // Config (no Addr) means no shared store: each replica counts in its own memory.
 type Config struct {
@@ -68,7 +51,7 @@ type Config struct {
 	Username string
 	// Password, or PasswordFile, a file whose content (without a trailing newline) is the
 	// password. Set at most one of them.
-	Password     Secret
+	Password     secret.Value
 	PasswordFile string
 	// DB is the database number.
 	DB int
@@ -93,8 +76,8 @@ type Config struct {
 // c are the defaults. The password is taken from $PAYOUT_LIMITS_REDIS_PASSWORD now, unless c
 // already has one; --limits-redis-password-file is the other way to give it.
 func (c *Config) BindFlags(fs *flag.FlagSet) {
-	if c.Password == "" {
-		c.Password = Secret(os.Getenv(EnvPassword))
+	if c.Password.IsZero() {
+		c.Password = secret.New(os.Getenv(EnvPassword))
 	}
 	d := c.withDefaults() // the defaults --help shows
 	c.KeyPrefix, c.DialTimeout, c.Timeout, c.Backoff = d.KeyPrefix, d.DialTimeout, d.Timeout, d.Backoff
@@ -121,7 +104,7 @@ func (c Config) Validate() error {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
 	}
-	if c.Password != "" && c.PasswordFile != "" {
+	if !c.Password.IsZero() && c.PasswordFile != "" {
 		bad(FlagPasswordFile, "set either %s or --%s, not both", EnvPassword, FlagPasswordFile)
 	}
 	if !c.Configured() {

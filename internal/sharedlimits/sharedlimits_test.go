@@ -15,6 +15,7 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
+	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/test/metricstest"
 	"github.com/stablepay/payout-operator/test/testredis"
 )
@@ -363,7 +364,7 @@ func TestPasswordFile(t *testing.T) {
 	if strings.Contains(err.Error(), password) {
 		t.Errorf("the error shows the password: %v", err)
 	}
-	cfg := Config{Addr: srv.Addr(), Password: password}
+	cfg := Config{Addr: srv.Addr(), Password: secret.New(password)}
 	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
 		if strings.Contains(fmt.Sprintf(f, cfg), password) {
 			t.Errorf("%s of a Config shows the password", f)
@@ -391,7 +392,7 @@ func TestValidate(t *testing.T) {
 		{Config{TLS: true}, "--limits-redis-addr: is required"},
 		{Config{Addr: "127.0.0.1:6379", PasswordFile: filepath.Join(dir, "missing")}, "--limits-redis-password-file"},
 		{Config{Addr: "127.0.0.1:6379", PasswordFile: empty}, "--limits-redis-password-file"},
-		{Config{Addr: "127.0.0.1:6379", PasswordFile: empty, Password: "x"}, "not both"},
+		{Config{Addr: "127.0.0.1:6379", PasswordFile: empty, Password: secret.New("x")}, "not both"},
 		{Config{Addr: "127.0.0.1:6379", TLSCAFile: empty}, "--limits-redis-tls-ca-file"},
 		{Config{Addr: "127.0.0.1:6379", DB: -1}, "--limits-redis-db"},
 		{Config{Addr: "127.0.0.1:6379", KeyPrefix: "a {b}"}, "--limits-redis-key-prefix"},

@@ -69,7 +69,7 @@ func Open(cfg Config, log logr.Logger) (*Store, error) {
 	opts := &redis.Options{
 		Addr:         cfg.Addr,
 		Username:     cfg.Username,
-		Password:     string(cfg.Password),
+		Password:     cfg.Password.Reveal(),
 		DB:           cfg.DB,
 		DialTimeout:  cfg.DialTimeout,
 		ReadTimeout:  cfg.Timeout,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/compliance/remote"
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 // The HTTP verifier is tested against a real HTTP server that answers as the documented
@@ -34,7 +35,7 @@ func TestHTTPVerifier(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	v := HTTP{remote.Service{BaseURL: srv.URL, Token: "t0k3n", Timeout: 100 * time.Millisecond}}
+	v := HTTP{remote.Service{BaseURL: srv.URL, Token: secret.New("t0k3n"), Timeout: 100 * time.Millisecond}}
 	ctx := context.Background()
 	cases := []struct {
 		account     string

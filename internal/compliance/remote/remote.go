@@ -11,13 +11,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 // Service is an external JSON service.
 type Service struct {
 	BaseURL string
 	// Token, when set, is sent as a Bearer credential.
-	Token  string
+	Token  secret.Value
 	Client *http.Client
 	// Timeout bounds each call; default 5 s.
 	Timeout time.Duration
@@ -37,8 +39,8 @@ func (s Service) Get(ctx context.Context, path string, out any, accept ...int) (
 		return 0, false
 	}
 	req.Header.Set("Accept", "application/json")
-	if s.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
+	if !s.Token.IsZero() {
+		req.Header.Set("Authorization", "Bearer "+s.Token.Reveal())
 	}
 	c := s.Client
 	if c == nil {

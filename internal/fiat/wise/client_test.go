@@ -18,6 +18,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 // The client is tested against the simulated bank over loopback HTTP: a real server, a real
@@ -46,7 +47,7 @@ func startBank(t testing.TB, o simbank.Options) *simbank.Server {
 func newClient(t testing.TB, url string, mods ...func(*wise.Config)) *wise.Client {
 	t.Helper()
 	cfg := wise.DefaultConfig()
-	cfg.BaseURL, cfg.ProfileID, cfg.Token = url, profile, token
+	cfg.BaseURL, cfg.ProfileID, cfg.Token = url, profile, secret.New(token)
 	cfg.Timeout, cfg.RetryBackoff = 2*time.Second, 5*time.Millisecond
 	for _, m := range mods {
 		m(&cfg)
@@ -562,7 +563,7 @@ func TestTransientErrors(t *testing.T) {
 
 	// Refused credentials: Transient (an operator fixes them; no transfer is at fault), and not
 	// repeated within the operation.
-	wrong := newClient(t, s.URL(), func(c *wise.Config) { c.Token = "wrong" })
+	wrong := newClient(t, s.URL(), func(c *wise.Config) { c.Token = secret.New("wrong") })
 	if _, err := wrong.Create(ctx, eur("tr-t2")); !errors.As(err, &fe) || fe.Kind != fiat.Transient || fe.StatusCode != 401 {
 		t.Errorf("401: %v", err)
 	}

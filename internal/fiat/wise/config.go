@@ -7,14 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
-// TokenEnv is the environment variable ApplyEnv reads the token from, so that it need not
-// appear on a command line.
+// TokenEnv is the environment variable Resolve reads the token from when no --fiat-token-file
+// names a file. There is no token flag: a command line is readable by every process.
 const TokenEnv = "PAYOUT_FIAT_TOKEN"
 
 // Config is how to reach the payout API.
@@ -25,7 +26,10 @@ type Config struct {
 	// ProfileID is the Wise profile that quotes, owns and funds the payouts.
 	ProfileID int64
 	// Token is the bearer token.
-	Token string
+	Token secret.Value
+	// TokenSource is where Resolve takes Token from (--fiat-token-file or TokenEnv). Not a
+	// setting of its own.
+	TokenSource secret.Setting
 	// Timeout bounds each HTTP call; default 10 s.
 	Timeout time.Duration
 	// Retries is how many times a call that failed transiently is repeated within one
@@ -58,16 +62,17 @@ const maxReturnWindow = 400 * 24 * time.Hour
 
 // DefaultConfig returns the defaults of every setting but BaseURL, ProfileID and Token.
 func DefaultConfig() Config {
-	return Config{Timeout: 10 * time.Second, Retries: 3, RetryBackoff: 250 * time.Millisecond, Name: "wise", ReturnWindow: DefaultReturnWindow}
+	return Config{Timeout: 10 * time.Second, Retries: 3, RetryBackoff: 250 * time.Millisecond, Name: "wise", ReturnWindow: DefaultReturnWindow,
+		TokenSource: secret.Setting{Name: "fiat-token", Env: TokenEnv}}
 }
 
 // BindFlags registers the settings on fs, with c's current values as defaults:
-// --fiat-url, --fiat-profile-id, --fiat-token, --fiat-timeout, --fiat-retries,
+// --fiat-url, --fiat-profile-id, --fiat-token-file (and --fiat-token, refused), --fiat-timeout, --fiat-retries,
 // --fiat-retry-backoff, --fiat-omit-rate, --fiat-provider-name, --fiat-return-window.
 func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "fiat-url", c.BaseURL, "base URL of the Wise-style payout API (the simulated bank under make run)")
 	fs.Int64Var(&c.ProfileID, "fiat-profile-id", c.ProfileID, "profile id at the payout provider that quotes, owns and funds the payouts")
-	fs.StringVar(&c.Token, "fiat-token", "", "bearer token of the payout API (or env "+TokenEnv+")")
+	c.TokenSource.BindFlags(fs, "bearer token of the payout API")
 	fs.DurationVar(&c.Timeout, "fiat-timeout", c.Timeout, "deadline of each HTTP call to the payout API")
 	fs.IntVar(&c.Retries, "fiat-retries", c.Retries, "repeats of a payout API call that failed transiently, within one operation")
 	fs.DurationVar(&c.RetryBackoff, "fiat-retry-backoff", c.RetryBackoff, "pause before the first repeat; it doubles after each")
@@ -76,11 +81,16 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ReturnWindow, "fiat-return-window", c.ReturnWindow, "how long after a payout was sent the recipient's bank may still return it; completed payouts are asked about, rarely, until then (0: never)")
 }
 
-// ApplyEnv fills an empty Token from TokenEnv.
-func (c *Config) ApplyEnv() {
-	if c.Token == "" {
-		c.Token = os.Getenv(TokenEnv)
+// Resolve fills an empty Token from TokenSource: --fiat-token-file, else TokenEnv; the flag
+// form --fiat-token is refused.
+func (c *Config) Resolve() error {
+	if err := c.TokenSource.Resolve(); err != nil {
+		return err
 	}
+	if c.Token.IsZero() {
+		c.Token = c.TokenSource.Value
+	}
+	return nil
 }
 
 var providerName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
@@ -98,10 +108,10 @@ func (c Config) Validate() error {
 		bad("ProfileID", "fiat-profile-id", "must be a positive profile id")
 	}
 	switch {
-	case c.Token == "":
-		bad("Token", "fiat-token", "is required (or set %s)", TokenEnv)
-	case strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		bad("Token", "fiat-token", "contains spaces or control characters")
+	case c.Token.IsZero():
+		bad("Token", "fiat-token-file", "is required (or set %s)", TokenEnv)
+	case strings.ContainsFunc(c.Token.Reveal(), func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		bad("Token", "fiat-token-file", "contains spaces or control characters")
 	}
 	if c.Timeout <= 0 || c.Timeout > 5*time.Minute {
 		bad("Timeout", "fiat-timeout", "must be between 0 and 5m, not %s", c.Timeout)

@@ -79,7 +79,7 @@ func (c *Client) once(ctx context.Context, op string, cl call, payload []byte, o
 	if err != nil {
 		return &fiat.Error{Kind: fiat.Permanent, Op: op, Message: "cannot build the request", Err: err}
 	}
-	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Token.Reveal())
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "payout-operator")
 	if payload != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stablepay/payout-operator/internal/fiat"
+	"github.com/stablepay/payout-operator/internal/secret"
 )
 
 func TestStateOf(t *testing.T) {
@@ -111,7 +112,7 @@ func TestRouteOf(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	good := DefaultConfig()
-	good.BaseURL, good.ProfileID, good.Token = "https://api.wise.com", 42, "t0k3n"
+	good.BaseURL, good.ProfileID, good.Token = "https://api.wise.com", 42, secret.New("t0k3n")
 	if err := good.Validate(); err != nil {
 		t.Fatalf("good config: %v", err)
 	}
@@ -129,8 +130,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.BaseURL = "api.wise.com" }, "--fiat-url): \"api.wise.com\" must be an absolute http or https URL"},
 		{func(c *Config) { c.BaseURL = "https://u:p@api.wise.com" }, "must not carry credentials"},
 		{func(c *Config) { c.ProfileID = 0 }, "fiat ProfileID (--fiat-profile-id)"},
-		{func(c *Config) { c.Token = "" }, "fiat Token (--fiat-token): is required (or set PAYOUT_FIAT_TOKEN)"},
-		{func(c *Config) { c.Token = "a b" }, "fiat Token (--fiat-token): contains spaces"},
+		{func(c *Config) { c.Token = secret.Value{} }, "fiat Token (--fiat-token-file): is required (or set PAYOUT_FIAT_TOKEN)"},
+		{func(c *Config) { c.Token = secret.New("a b") }, "fiat Token (--fiat-token-file): contains spaces"},
 		{func(c *Config) { c.Timeout = 0 }, "fiat Timeout (--fiat-timeout)"},
 		{func(c *Config) { c.Retries = 11 }, "fiat Retries (--fiat-retries)"},
 		{func(c *Config) { c.RetryBackoff = 0 }, "fiat RetryBackoff (--fiat-retry-backoff)"},
@@ -161,19 +162,21 @@ func TestConfigFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(TokenEnv, "from-env")
-	c.ApplyEnv()
-	want := Config{BaseURL: "http://127.0.0.1:9", ProfileID: 7, Token: "from-env", Timeout: 3 * time.Second,
-		Retries: 1, RetryBackoff: 10 * time.Millisecond, OmitRate: true, Name: "simbank", ReturnWindow: 240 * time.Hour}
-	if !reflect.DeepEqual(c, want) {
+	if err := c.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	want := Config{BaseURL: "http://127.0.0.1:9", ProfileID: 7, Token: secret.New("from-env"), Timeout: 3 * time.Second,
+		Retries: 1, RetryBackoff: 10 * time.Millisecond, OmitRate: true, Name: "simbank", ReturnWindow: 240 * time.Hour,
+		TokenSource: secret.Setting{Name: "fiat-token", Env: TokenEnv, Value: secret.New("from-env")}}
+	if !reflect.DeepEqual(c, want) || c.Token.Reveal() != "from-env" {
 		t.Errorf("flags gave %+v, want %+v", c, want)
 	}
 	if err := c.Validate(); err != nil {
 		t.Error(err)
 	}
-	// A token given as a flag wins over the environment.
-	c.Token = "from-flag"
-	c.ApplyEnv()
-	if c.Token != "from-flag" {
-		t.Errorf("token %q", c.Token)
+	// A token set by the program itself (tests, make run) is kept.
+	c.Token = secret.New("set")
+	if err := c.Resolve(); err != nil || c.Token.Reveal() != "set" {
+		t.Errorf("token %q, %v", c.Token.Reveal(), err)
 	}
 }

@@ -155,6 +155,20 @@ func itemOf(c client.Client, list client.ObjectList) (client.Object, error) {
 	return o, nil
 }
 
+// Username is the user name the API server authenticates c's requests as, from a
+// SelfSubjectReview (every authenticated user may create one): the identity an admission policy
+// sees as request.userInfo.username.
+func Username(ctx context.Context, c client.Client) (string, error) {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		return "", err
+	}
+	if review.Status.UserInfo.Username == "" {
+		return "", errors.New("the API server's SelfSubjectReview named no user")
+	}
+	return review.Status.UserInfo.Username, nil
+}
+
 // whoami learns, once, the user name the API server authenticated: a SelfSubjectReview (every
 // authenticated user may create one), else the name in the refusal's own message.
 type whoami struct {
@@ -166,12 +180,7 @@ type whoami struct {
 var forbiddenUser = regexp.MustCompile(`User "([^"]*)" cannot`)
 
 func (w *whoami) name(ctx context.Context, refusal error) string {
-	w.once.Do(func() {
-		review := &authenticationv1.SelfSubjectReview{}
-		if err := w.c.Create(ctx, review); err == nil {
-			w.user = review.Status.UserInfo.Username
-		}
-	})
+	w.once.Do(func() { w.user, _ = Username(ctx, w.c) })
 	if w.user != "" {
 		return w.user
 	}

@@ -4,7 +4,6 @@ package refund
 import (
 	"context"
 	"fmt"
-	"os/user"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,7 +66,13 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, requested, err := admin.RequestRefund(ctx, c, args[0], requester())
+	// the audit record names the Kubernetes identity, as the API server authenticated it: the
+	// admission policy payout-refund-requester refuses any other name
+	who, err := cli.Username(ctx, c)
+	if err != nil {
+		return fmt.Errorf("learning who you are for the refund's audit record (a SelfSubjectReview): %w", err)
+	}
+	t, requested, err := admin.RequestRefund(ctx, c, args[0], who)
 	if err != nil {
 		return err
 	}
@@ -81,13 +86,4 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(o.Out, "Requested the refund of transfer %s of account %q: %s\n", t.Name, t.Spec.Account, strings.Join(what, "; "))
 	return nil
-}
-
-// requester names the operator for the refund's audit record: the local user, as kubectl's
-// own audit of a plugin would see it only as the kubeconfig's identity.
-func requester() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return ""
 }
