@@ -38,19 +38,25 @@ const namespaceWait = 5 * time.Second
 // createOwned creates an object in the caller's account namespace. An account created a moment
 // ago may not have its namespace yet: the account controller (or kubectl payout account
 // create) makes it, never the facade, whose role creates no namespace (a compromised facade
-// could otherwise make any). The create is tried again for a few seconds, then answers 503.
+// could otherwise make any). The create is tried again for s.namespaceWait, then answers 503.
+// The wait bounds the pauses between tries, not a create under way: that runs on the request's
+// context, as every create does, so that a slow API server's answer is not cut off here.
 func (s *Server) createOwned(ctx context.Context, c *Caller, obj client.Object) error {
-	ctx, cancel := context.WithTimeout(ctx, namespaceWait)
-	defer cancel()
+	deadline := time.Now().Add(s.namespaceWait)
+	notYet := apierror.Errorf(apierror.Unavailable, "account %s is being set up (its namespace %s is not made yet): try again in a few seconds", c.Account.Name, c.Namespace())
 	pause := 50 * time.Millisecond
 	for {
 		err := s.cfg.Client.Create(ctx, obj)
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
+		// the namespace is not there, so nothing was stored: a 503 leaves nothing behind
+		if time.Now().Add(pause).After(deadline) {
+			return notYet
+		}
 		select {
 		case <-ctx.Done():
-			return apierror.Errorf(apierror.Unavailable, "account %s is being set up (its namespace %s is not made yet): try again in a few seconds", c.Account.Name, c.Namespace())
+			return notYet
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, time.Second)

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"time"
@@ -172,9 +171,8 @@ var _ = Describe("an account whose namespace does not exist yet", func() {
 	It("answers 503 and makes no namespace: the facade creates none", func() {
 		_, c := account("facade-no-namespace-yet", "4f3c2b1a-0000-4000-8000-000000000001")
 		q := testgen.Quote(c.Namespace(), "22222222-0000-4000-8000-000000000001")
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		Expect(apierror.CodeOf(srv.createOwned(wctx, c, q))).To(Equal(apierror.Unavailable))
+		s := openServer(baseCfg, func(s *Server) { s.namespaceWait = time.Second })
+		Expect(apierror.CodeOf(s.createOwned(ctx, c, q))).To(Equal(apierror.Unavailable))
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: c.Namespace()}, &corev1.Namespace{}))).To(BeTrue())
 	})
 

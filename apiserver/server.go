@@ -86,11 +86,13 @@ type Server struct {
 	book    *recipientBook
 	shared  *sharedlimits.Store // nil: in-memory limits
 	stores  *stores
-	lookups *lookupBodies
-	options optionsBody
-	handler http.Handler
-	mcp     http.Handler
-	openapi []byte
+	// namespaceWait is how long a create waits for its account's namespace (createOwned).
+	namespaceWait time.Duration
+	lookups       *lookupBodies
+	options       optionsBody
+	handler       http.Handler
+	mcp           http.Handler
+	openapi       []byte
 
 	ln  net.Listener
 	srv *http.Server
@@ -121,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, stores: st, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
+	s := &Server{cfg: cfg, stores: st, namespaceWait: namespaceWait, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
 		clients: newClientShare(cfg.Clock.Now)}
 	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
