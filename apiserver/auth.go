@@ -175,7 +175,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 // credential) and an error when it could not tell. The cache's own object is returned (no copy;
 // every request reads it): read it, never change it.
 func (s *Server) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error) {
-	key, err := s.stores.apiKey(id)
+	key, err := s.stores.apiKey(ctx, id)
 	switch {
 	case err != nil:
 		return nil, err
@@ -192,7 +192,7 @@ func (s *Server) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error
 // object when it comes from there: read it, never change it. Caller.Account says so to the
 // handlers.
 func (s *Server) keyAccount(ctx context.Context, name string) (*payoutv1.PayoutAccount, error) {
-	if acct, err := s.stores.account(name); err != nil || acct != nil {
+	if acct, err := s.stores.account(ctx, name); err != nil || acct != nil {
 		return acct, err
 	}
 	acct := &payoutv1.PayoutAccount{}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -32,8 +33,8 @@ var networkLabels = map[payoutv1.Network]string{
 // handleDepositOptions serves GET /api/payouts/deposit-options (spec 4.1) from the
 // DepositOption resources: an option is available when an operator has it enabled and its
 // controller found the network watched.
-func (s *Server) handleDepositOptions(w http.ResponseWriter, _ *http.Request, _ *Caller) error {
-	body, err := s.options.body(s.stores)
+func (s *Server) handleDepositOptions(w http.ResponseWriter, r *http.Request, _ *Caller) error {
+	body, err := s.options.body(r.Context(), s.stores)
 	if err != nil {
 		return err
 	}
@@ -57,12 +58,12 @@ type encodedOptions struct {
 // body is the `{"options": [...]}` answer of spec 4.1. The change count is read before the
 // options: a change that lands after that read counts again, so a body read from older options
 // is never taken for the newer ones (at worst it is encoded once more).
-func (o *optionsBody) body(st *stores) ([]byte, error) {
+func (o *optionsBody) body(ctx context.Context, st *stores) ([]byte, error) {
 	gen := st.optionsGen.Load()
 	if e := o.encoded.Load(); e != nil && e.gen == gen {
 		return e.body, nil
 	}
-	items, err := st.depositOptions()
+	items, err := st.depositOptions(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
+	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -226,3 +227,41 @@ func countingReader(reads *atomic.Int64) client.Reader {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+var _ = Describe("a replica whose informers have not synced yet", func() {
+	It("holds the first requests until they have, rather than reading every key as unknown", func() {
+		acct := newAccount()
+		keys := make([]apikey.Key, 2*keyLookupBurst)
+		for i := range keys {
+			keys[i] = issueKey(acct.name)
+		}
+		// a cache of its own, started only after the burst has arrived: a replica just started
+		c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(index.Register(ctx, c)).To(Succeed())
+		cl, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: c}})
+		Expect(err).NotTo(HaveOccurred())
+		cfg := baseCfg
+		cfg.Client, cfg.Informers = cl, c
+		s := openServer(cfg)
+		statuses := make(chan int, len(keys))
+		for _, k := range keys {
+			go func() {
+				defer GinkgoRecover()
+				statuses <- newCaller("Bearer " + k.Full).on(s).get("/api/payouts/amount-limits").status
+			}()
+		}
+		Consistently(statuses, 300*time.Millisecond).ShouldNot(Receive(), "answered before the cache had synced")
+		cctx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		go func() {
+			defer GinkgoRecover()
+			Expect(c.Start(cctx)).To(Succeed())
+		}()
+		for range keys {
+			var status int
+			Eventually(statuses).Should(Receive(&status))
+			Expect(status).To(Equal(200), "a valid key of a replica that was starting")
+		}
+	})
+})

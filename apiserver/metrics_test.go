@@ -275,6 +275,12 @@ func (c *staticCache) GetInformer(_ context.Context, obj client.Object, _ ...cac
 			}
 		}
 	}
-	c.made[t] = inf
-	return inf, nil
+	c.made[t] = syncedInformer{inf}
+	return c.made[t], nil
 }
+
+// syncedInformer is an informer that never runs and says it has synced: its store is filled by
+// hand.
+type syncedInformer struct{ toolscache.SharedIndexInformer }
+
+func (syncedInformer) HasSynced() bool { return true }

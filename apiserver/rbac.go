@@ -10,7 +10,8 @@ package apiserver
 //   - quotes: create; transfers: create, patch (a v2 transaction hash, a cancellation request),
 //     delete (a transfer it just created, when its recipient was deleted during the create and
 //     nothing else acted on it: the caller is told no transfer was created);
-//   - claims: get (past the cache), create and delete (uniqueness of ids, customer_uuid, hashes;
+//   - claims: get (past the cache), list and watch (an account's claims counted against its cap),
+//     create and delete (uniqueness of ids, customer_uuid, hashes;
 //     a v2 wallet bound to another account is refused);
 //   - no namespace: an account's is made by its controller (or kubectl payout account create);
 //     a create in a namespace not made yet waits for it a few seconds;
@@ -21,4 +22,4 @@ package apiserver
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;create;delete
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create;delete

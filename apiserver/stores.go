@@ -3,13 +3,16 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
+	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/index"
 )
 
@@ -21,6 +24,11 @@ import (
 // "Cached reads"). The objects are the informers' own: read them, never change them.
 type stores struct {
 	keys, accounts, options, transfers toolscache.Indexer
+	// synced are the four informers' HasSynced; ready is set once they all have: until then a
+	// read waits (awaitSynced), as a read through the cache client did, since the store of an
+	// informer that has not listed yet holds nothing and every key would read as unknown.
+	synced []func() bool
+	ready  atomic.Bool
 	// optionsGen counts changes of the deposit options seen by the informer's handler: an
 	// answer encoded at one count is good until the next (see Server.optionsBody).
 	optionsGen atomic.Uint64
@@ -55,6 +63,7 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 			return nil, fmt.Errorf("informer of %T is a %T, not a SharedIndexInformer", st.obj, inf)
 		}
 		*st.to = shared.GetIndexer()
+		s.synced = append(s.synced, shared.HasSynced)
 		if _, ok := st.obj.(*payoutv1.DepositOption); ok {
 			bump := func() { s.optionsGen.Add(1) }
 			if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -69,18 +78,53 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 	return s, nil
 }
 
+// syncWait bounds how long a read waits for the informers of a replica that has just started.
+const syncWait = 10 * time.Second
+
+// awaitSynced returns once the informers have synced, or a 503 when they have not within
+// syncWait or the request ends first. A replica that has just started answers nothing from an
+// empty store: before this wait, a burst of requests at start read every key as unknown, past
+// the key lookup's budget, and got 401 (the crash test's restarts).
+func (s *stores) awaitSynced(ctx context.Context) error {
+	if s.ready.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, syncWait)
+	defer cancel()
+	for {
+		if !slices.ContainsFunc(s.synced, func(synced func() bool) bool { return !synced() }) {
+			s.ready.Store(true)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return apierror.Errorf(apierror.Unavailable, "the service is starting: try again in a few seconds")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // apiKey is the cached key named id, or nil.
-func (s *stores) apiKey(id string) (*payoutv1.APIKey, error) {
+func (s *stores) apiKey(ctx context.Context, id string) (*payoutv1.APIKey, error) {
+	if err := s.awaitSynced(ctx); err != nil {
+		return nil, err
+	}
 	return get[payoutv1.APIKey](s.keys, id)
 }
 
 // account is the cached account named name, or nil.
-func (s *stores) account(name string) (*payoutv1.PayoutAccount, error) {
+func (s *stores) account(ctx context.Context, name string) (*payoutv1.PayoutAccount, error) {
+	if err := s.awaitSynced(ctx); err != nil {
+		return nil, err
+	}
 	return get[payoutv1.PayoutAccount](s.accounts, name)
 }
 
 // transfer is the cached transfer named id in any account's namespace, or nil.
-func (s *stores) transfer(id string) (*payoutv1.Transfer, error) {
+func (s *stores) transfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
+	if err := s.awaitSynced(ctx); err != nil {
+		return nil, err
+	}
 	objs, err := s.transfers.ByIndex(transferIDIndex, allNamespacesKey+id)
 	if err != nil || len(objs) == 0 {
 		return nil, err
@@ -94,7 +138,10 @@ func (s *stores) transfer(id string) (*payoutv1.Transfer, error) {
 
 // depositOptions are the cached deposit options (copies of the structs; their maps and slices
 // are the cache's).
-func (s *stores) depositOptions() ([]payoutv1.DepositOption, error) {
+func (s *stores) depositOptions(ctx context.Context) ([]payoutv1.DepositOption, error) {
+	if err := s.awaitSynced(ctx); err != nil {
+		return nil, err
+	}
 	objs := s.options.List()
 	items := make([]payoutv1.DepositOption, 0, len(objs))
 	for _, o := range objs {

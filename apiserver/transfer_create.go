@@ -275,7 +275,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request, c *Caller
 		return apierror.FieldErrorf("tx_hash", "must be an EVM transaction hash (0x and 64 hex digits) or a Solana signature (base58, 85 to 88 characters)")
 	}
 	ctx := r.Context()
-	t, err := s.findTransfer(id)
+	t, err := s.findTransfer(ctx, id)
 	if apierror.CodeOf(err) == apierror.NotFound {
 		return s.confirmArchived(ctx, w, c, id, hash, err)
 	}

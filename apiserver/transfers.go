@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -154,7 +155,7 @@ func strPtr(s string) *string {
 // The transfer id travels as the bank reference and in mails, so knowing it proves nothing: a
 // key of another account gets every field, the personal and bank ones masked (maskLookup).
 func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	t, err := s.findTransfer(r.PathValue("transfer_id"))
+	t, err := s.findTransfer(r.Context(), r.PathValue("transfer_id"))
 	if apierror.CodeOf(err) == apierror.NotFound {
 		return s.writeArchivedTransfer(r.Context(), w, c, r.PathValue("transfer_id"), err)
 	}
@@ -203,8 +204,8 @@ func (l *lookupBodies) body(t *payoutv1.Transfer, masked bool) []byte {
 
 // findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
 // The transfer is the cache's own object (no copy): read it, never change it.
-func (s *Server) findTransfer(id string) (*payoutv1.Transfer, error) {
-	t, err := s.stores.transfer(id)
+func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
+	t, err := s.stores.transfer(ctx, id)
 	if err == nil && t == nil {
 		err = apierror.Errorf(apierror.NotFound, "transfer not found")
 	}

@@ -321,6 +321,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		facadeKinds := []client.Object{
 			&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
 			&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
+			&payoutv1.Claim{}, // the account's claims counted against its cap (apiserver/quotas.go)
 		}
 		syncs(ctx, t, cfg, serviceAccount("payout-facade"), facadeKinds)
 		syncs(ctx, t, cfg, serviceAccount("payout-controller"), all)

@@ -62,7 +62,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 	// the risk token and the SMTP password from files, the others from the environment
 	dir := t.TempDir()
 	args := []string{"--fiat-url=http://127.0.0.1:9", "--fiat-profile-id=1", "--smtp-addr=127.0.0.1:25",
-		"--smtp-from=p@example.com", "--smtp-tls=none", "--smtp-username=svc"}
+		"--smtp-from=p@example.com", "--smtp-tls=none", "--smtp-username=svc", "--trusted-proxies=none"}
 	for _, name := range []string{"risk-token", "smtp-password"} {
 		file := filepath.Join(dir, name)
 		if err := os.WriteFile(file, []byte(values[name]+"\n"), 0o600); err != nil {
