@@ -265,6 +265,11 @@ LOADRUN_PROCESS_ARGS ?= -workers 32 -transfers 2000
 loadrun-process: manifests build control-plane anvil ## Cached reads of a payoutd process against a bare handler's process (docs/benchmarks.md).
 	go run ./hack/loadrun -phases process $(LOADRUN_PROCESS_ARGS)
 
+MCP_ARGS ?=
+.PHONY: loadrun-mcp
+loadrun-mcp: control-plane ## get_transfer tool calls of the MCP tool server against REST GET transfer, 10 000 stored (docs/benchmarks.md).
+	go run ./hack/loadrun -phases mcp $(MCP_ARGS)
+
 QUOTAS_ARGS ?=
 .PHONY: loadrun-quotas
 loadrun-quotas: control-plane ## The facade's and controllers' heap with 10 accounts at their default caps (docs/benchmarks.md).

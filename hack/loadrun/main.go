@@ -13,8 +13,10 @@
 // loadrun` (see docs/benchmarks.md); -duration and -workers change the windows. `-phases
 // retention` (`make bench-retention`) measures the archive of issue 17 instead: see
 // retention.go. `-phases quotas` (`make loadrun-quotas`) measures the heap with accounts at
-// their caps: see quotas.go. `-phases process` (`make loadrun-process`) measures the same reads of a payoutd
-// process against a bare handler's process: see process.go.
+// their caps: see quotas.go. `-phases mcp` (`make loadrun-mcp`, in `make loadrun` too) measures
+// get_transfer tool calls of the MCP tool server against REST GET transfer: see mcp.go.
+// `-phases process` (`make loadrun-process`) measures the same reads of a payoutd process
+// against a bare handler's process: see process.go.
 package main
 
 import (
@@ -76,7 +78,7 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "length of each measured window")
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
-	phases   = flag.String("phases", "creates,gets", "which measurements to run: creates, gets, retention (retention.go), quotas alone (quotas.go); process alone drives a payoutd process instead (process.go)")
+	phases   = flag.String("phases", "creates,gets,mcp", "which measurements to run: creates, gets, mcp (mcp.go), retention (retention.go), quotas alone (quotas.go); process alone drives a payoutd process instead (process.go)")
 	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 )
@@ -125,7 +127,7 @@ func run() error {
 	if strings.Contains(*phases, "quotas") {
 		return runQuotas(ctx, env)
 	}
-	if !strings.Contains(*phases, "creates") && !strings.Contains(*phases, "gets") {
+	if !strings.Contains(*phases, "creates") && !strings.Contains(*phases, "gets") && !strings.Contains(*phases, "mcp") {
 		return nil
 	}
 	url, err := startService(ctx, env)
@@ -189,6 +191,18 @@ func run() error {
 			return err
 		}
 		fmt.Printf("API-server requests of the service per facade GET (both reads):\n%s\n", calls.per(n))
+		fmt.Printf("of which the facade's, on the request path:\n%s\n", facadeCalls.per(n))
+	}
+	if strings.Contains(*phases, "mcp") {
+		keys, ids, err := readFixtures(ctx, env.Client, url, "load-mcp")
+		if err != nil {
+			return err
+		}
+		n, err := runMCP(keys, ids, url)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("API-server requests of the service per tool call:\n%s\n", calls.per(n))
 		fmt.Printf("of which the facade's, on the request path:\n%s\n", facadeCalls.per(n))
 	}
 	return nil
