@@ -170,6 +170,24 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
 	})
 
+	It("gives back the customer_uuid of a create whose quote was used, with no right to delete a claim (issue 25 item 13)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = noClaimDeletes{Client: baseCfg.Client}
+		facade := openServer(cfg)
+		qid := p.quote("EUR", "25.00")
+		Expect(p.c.on(facade).post("/api/payouts/transfer", v1Body(qid, "25.00", p.rid)).status).To(Equal(200))
+		b := v1Body(qid, "25.00", p.rid)
+		Expect(errorText(p.c.on(facade).post("/api/payouts/transfer", b), 400)).To(ContainSubstring("already used"))
+		// the claim controller releases it once it read that the quote's transfer carries another
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))), &payoutv1.Claim{}))
+		}).Should(BeTrue(), "the customer_uuid is released")
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(p.c.on(facade).post("/api/payouts/transfer", b2).status).To(Equal(200))
+	})
+
 	It("keeps the customer_uuid of a create whose answer was lost after the transfer was stored (issue 22 item 10)", func() {
 		p := newPayee()
 		cfg := baseCfg
@@ -589,6 +607,18 @@ func (c lostCreateAnswer) Create(ctx context.Context, obj client.Object, opts ..
 		}
 	}
 	return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
+}
+
+// noClaimDeletes refuses every deletion of a claim, as the facade's role does.
+type noClaimDeletes struct {
+	client.Client
+}
+
+func (c noClaimDeletes) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if _, ok := obj.(*payoutv1.Claim); ok {
+		return apierrors.NewForbidden(payoutv1.GroupVersion.WithResource("claims").GroupResource(), obj.GetName(), errors.New("the facade may not delete claims"))
+	}
+	return c.Client.Delete(ctx, obj, opts...)
 }
 
 // failingDepositLists fails every list of deposits, as a cache that cannot answer would.

@@ -248,6 +248,12 @@ var _ = Describe("ClaimReconciler on a release request (issue 25 item 13)", func
 	released := func(c *payoutv1.Claim) bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(c), &payoutv1.Claim{}))
 	}
+	reconcileAll := func(r *ClaimReconciler, claims []*payoutv1.Claim) {
+		for _, c := range claims {
+			_, err := r.Reconcile(ctx, request(c))
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
 
 	It("releases at once a claim whose holder does not hold the key, and keeps one whose holder does", func() {
 		ns := namespace()
@@ -269,10 +275,7 @@ var _ = Describe("ClaimReconciler on a release request (issue 25 item 13)", func
 			requestRelease(c)
 		}
 		fakeClock.SetTime(held.CreationTimestamp.Time) // all young: the request is not left to the grace
-		for _, c := range claims {
-			_, err := r.Reconcile(ctx, request(c))
-			Expect(err).NotTo(HaveOccurred())
-		}
+		reconcileAll(r, claims)
 		Expect(released(held)).To(BeFalse(), "the hash of a live transfer that carries it stays claimed")
 		Expect(released(ownUUID)).To(BeFalse(), "the customer_uuid of a transfer that carries it stays claimed")
 		Expect(released(lost)).To(BeTrue(), "a hash its holder does not carry is released")
@@ -299,16 +302,12 @@ var _ = Describe("ClaimReconciler on a release request (issue 25 item 13)", func
 			requestRelease(c)
 		}
 		fakeClock.SetTime(deposit.CreationTimestamp.Time)
+		reconcileAll(r, claims)
 		for _, c := range claims {
-			_, err := r.Reconcile(ctx, request(c))
-			Expect(err).NotTo(HaveOccurred())
 			Expect(released(c)).To(BeFalse(), "%s released on the facade's request", c.Spec.Kind)
 		}
 		fakeClock.Step(2 * time.Minute)
-		for _, c := range claims {
-			_, err := r.Reconcile(ctx, request(c))
-			Expect(err).NotTo(HaveOccurred())
-		}
+		reconcileAll(r, claims)
 		Expect(released(deposit)).To(BeFalse(), "a deposit claim whose transfer exists is kept")
 		Expect(released(binding)).To(BeFalse(), "a binding whose account exists is kept")
 		Expect(released(orphanDeposit)).To(BeTrue(), "past the grace a missing holder releases as before the request")
