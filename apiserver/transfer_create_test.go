@@ -251,16 +251,18 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(count(statuses, 200)).To(Equal(1), "%v", statuses)
 		Expect(count(statuses, 400)).To(Equal(19), "%v", statuses)
 		Expect(transfersOf(p.account)).To(HaveLen(1))
-		// and no customer_uuid of a loser stays claimed
-		claims := &payoutv1.ClaimList{}
-		Expect(env.Client.List(ctx, claims)).To(Succeed())
-		held := 0
-		for _, c := range claims.Items {
-			if c.Spec.Kind == payoutv1.ClaimCustomerUUID && c.Spec.Holder.Namespace == payoutv1.AccountNamespace(p.name) {
-				held++
+		// and no customer_uuid of a loser stays claimed, once the claim controller released them
+		Eventually(func(g Gomega) int {
+			claims := &payoutv1.ClaimList{}
+			g.Expect(env.Client.List(ctx, claims)).To(Succeed())
+			held := 0
+			for _, c := range claims.Items {
+				if c.Spec.Kind == payoutv1.ClaimCustomerUUID && c.Spec.Holder.Namespace == payoutv1.AccountNamespace(p.name) {
+					held++
+				}
 			}
-		}
-		Expect(held).To(Equal(1))
+			return held
+		}).Should(Equal(1))
 	})
 
 	It("judges the KYC wallet before a malformed, mistyped or unknown field (issue 18 item 5)", func() {
