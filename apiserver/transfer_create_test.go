@@ -170,16 +170,18 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
 	})
 
-	It("gives back the customer_uuid of a create whose quote was used, with no right to delete a claim (issue 25 item 13)", func() {
+	It("gives back the customer_uuid of a create the API server refused, with no right to delete a claim (issue 25 item 13)", func() {
 		p := newPayee()
 		cfg := baseCfg
 		cfg.Client = noClaimDeletes{Client: baseCfg.Client}
 		facade := openServer(cfg)
-		qid := p.quote("EUR", "25.00")
-		Expect(p.c.on(facade).post("/api/payouts/transfer", v1Body(qid, "25.00", p.rid)).status).To(Equal(200))
-		b := v1Body(qid, "25.00", p.rid)
-		Expect(errorText(p.c.on(facade).post("/api/payouts/transfer", b), 400)).To(ContainSubstring("already used"))
-		// the claim controller releases it once it read that the quote's transfer carries another
+		refusing := &refusedTransferCreate{Client: cfg.Client}
+		cfg.Client = refusing
+		refused := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		Expect(p.c.on(refused).post("/api/payouts/transfer", b).status).To(Equal(500), "the API server refused the create")
+		Expect(refusing.claimed).To(BeTrue(), "the customer_uuid was claimed before the create")
+		// the claim controller releases it once it read that no transfer carries it
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))), &payoutv1.Claim{}))
 		}).Should(BeTrue(), "the customer_uuid is released")
@@ -621,6 +623,22 @@ func (c noClaimDeletes) Delete(ctx context.Context, obj client.Object, opts ...c
 		return apierrors.NewForbidden(payoutv1.GroupVersion.WithResource("claims").GroupResource(), obj.GetName(), errors.New("the facade may not delete claims"))
 	}
 	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// refusedTransferCreate answers every create of a transfer with the API server's refusal (a 400
+// that stored nothing), after it saw the transfer's customer_uuid claimed.
+type refusedTransferCreate struct {
+	client.Client
+	claimed bool
+}
+
+func (c *refusedTransferCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	t, ok := obj.(*payoutv1.Transfer)
+	if !ok {
+		return c.Client.Create(ctx, obj, opts...)
+	}
+	c.claimed = c.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID)), &payoutv1.Claim{}) == nil
+	return apierrors.NewBadRequest("refused by the test")
 }
 
 // failingDepositLists fails every list of deposits, as a cache that cannot answer would.
