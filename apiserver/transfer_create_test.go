@@ -626,7 +626,7 @@ func (c noClaimDeletes) Delete(ctx context.Context, obj client.Object, opts ...c
 }
 
 // refusedTransferCreate answers every create of a transfer with the API server's refusal (a 400
-// that stored nothing), after it saw the transfer's customer_uuid claimed.
+// that stored nothing), after it read the transfer's customer_uuid claimed (past the cache).
 type refusedTransferCreate struct {
 	client.Client
 	claimed bool
@@ -637,7 +637,7 @@ func (c *refusedTransferCreate) Create(ctx context.Context, obj client.Object, o
 	if !ok {
 		return c.Client.Create(ctx, obj, opts...)
 	}
-	c.claimed = c.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID)), &payoutv1.Claim{}) == nil
+	c.claimed = env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID)), &payoutv1.Claim{}) == nil
 	return apierrors.NewBadRequest("refused by the test")
 }
 
