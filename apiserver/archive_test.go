@@ -156,9 +156,10 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		b["customer_uuid"] = strings.ToUpper(doneBody["customer_uuid"].(string))
 		Expect(errorText(p.c.on(archived).post("/api/payouts/transfer", b), 409)).To(ContainSubstring("customer_uuid"))
 		Expect(errorText(p.c.on(archived).post("/api/payouts/transfer/v2", b), 409)).To(ContainSubstring("customer_uuid"))
-		// the claim taken for the check is given back: the uuid stays the archive's alone
+		// the claim taken for the check is given back (the claim controller deletes it on the
+		// facade's request): the uuid stays the archive's alone
 		claim := objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, strings.ToLower(b["customer_uuid"].(string))))
-		Expect(apierrors.IsNotFound(env.Client.Get(ctx, claim, &payoutv1.Claim{}))).To(BeTrue())
+		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, claim, &payoutv1.Claim{})) }).Should(BeTrue())
 
 		r := p.c.on(archived).post("/api/payouts/transfer/v2", v1Body(p.quote("EUR", "21.00"), "21.00", p.rid))
 		Expect(r.status).To(Equal(200), "%s", r)
@@ -203,8 +204,9 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		other := r2.json()["transfer_id"].(string)
 		Expect(errorText(q.c.on(archived).post("/api/payouts/transfer/v2/confirm-transfer", obj{"transfer_id": other, "tx_hash": hash}), 409)).
 			To(ContainSubstring("already linked"), "rule 1 for an archived transfer's hash")
-		Expect(apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimTxHash, hash)), &payoutv1.Claim{}))).To(BeTrue(),
-			"the claim taken for the check is given back")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimTxHash, hash)), &payoutv1.Claim{}))
+		}).Should(BeTrue(), "the claim taken for the check is given back (by the claim controller, on the facade's request)")
 		Expect(errorText(q.c.on(archived).post("/api/payouts/transfer/v2/confirm-transfer", obj{"transfer_id": id, "tx_hash": hash}), 403)).
 			To(ContainSubstring("another account"))
 	})

@@ -116,11 +116,17 @@ func refused(err error) bool {
 	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
 }
 
-// release gives a claim back after its holder could not be created. Best effort: the claim
+// release asks for a claim back after its holder could not be created or does not take the key:
+// the facade may not delete claims, so it sets the claim's status.releaseRequested and the claim
+// controller deletes the claim once it has read that its holder does not hold the key. The key
+// is free a moment later, not at once. The patch carries the claim's resourceVersion, so that it
+// never marks another claim of the same key made after this one was gone. Best effort: the claim
 // controller releases claims whose holder never appears.
 func (s *Server) release(ctx context.Context, c *payoutv1.Claim) {
-	uid := c.UID
-	if err := s.cfg.Client.Delete(ctx, c, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-		s.cfg.Log.Error(err, "releasing a claim", "claim", c.Name)
+	marked := c.DeepCopy()
+	marked.Status.ReleaseRequested = true
+	err := s.cfg.Client.Status().Patch(ctx, marked, client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{}))
+	if client.IgnoreNotFound(err) != nil {
+		s.cfg.Log.Error(err, "asking for the release of a claim", "claim", c.Name)
 	}
 }

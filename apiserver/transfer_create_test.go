@@ -170,6 +170,26 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(errorText(p.c.post("/api/payouts/transfer", b2), 409)).To(ContainSubstring("already used"))
 	})
 
+	It("gives back the customer_uuid of a create the API server refused, with no right to delete a claim (issue 25 item 13)", func() {
+		p := newPayee()
+		cfg := baseCfg
+		cfg.Client = noClaimDeletes{Client: baseCfg.Client}
+		facade := openServer(cfg)
+		refusing := &refusedTransferCreate{Client: cfg.Client}
+		cfg.Client = refusing
+		refused := openServer(cfg)
+		b := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		Expect(p.c.on(refused).post("/api/payouts/transfer", b).status).To(Equal(500), "the API server refused the create")
+		Expect(refusing.claimed).To(BeTrue(), "the customer_uuid was claimed before the create")
+		// the claim controller releases it once it read that no transfer carries it
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, b["customer_uuid"].(string))), &payoutv1.Claim{}))
+		}).Should(BeTrue(), "the customer_uuid is released")
+		b2 := v1Body(p.quote("EUR", "25.00"), "25.00", p.rid)
+		b2["customer_uuid"] = b["customer_uuid"]
+		Expect(p.c.on(facade).post("/api/payouts/transfer", b2).status).To(Equal(200))
+	})
+
 	It("keeps the customer_uuid of a create whose answer was lost after the transfer was stored (issue 22 item 10)", func() {
 		p := newPayee()
 		cfg := baseCfg
@@ -233,16 +253,18 @@ var _ = Describe("v1 transfer creation (spec 4.10)", func() {
 		Expect(count(statuses, 200)).To(Equal(1), "%v", statuses)
 		Expect(count(statuses, 400)).To(Equal(19), "%v", statuses)
 		Expect(transfersOf(p.account)).To(HaveLen(1))
-		// and no customer_uuid of a loser stays claimed
-		claims := &payoutv1.ClaimList{}
-		Expect(env.Client.List(ctx, claims)).To(Succeed())
-		held := 0
-		for _, c := range claims.Items {
-			if c.Spec.Kind == payoutv1.ClaimCustomerUUID && c.Spec.Holder.Namespace == payoutv1.AccountNamespace(p.name) {
-				held++
+		// and no customer_uuid of a loser stays claimed, once the claim controller released them
+		Eventually(func(g Gomega) int {
+			claims := &payoutv1.ClaimList{}
+			g.Expect(env.Client.List(ctx, claims)).To(Succeed())
+			held := 0
+			for _, c := range claims.Items {
+				if c.Spec.Kind == payoutv1.ClaimCustomerUUID && c.Spec.Holder.Namespace == payoutv1.AccountNamespace(p.name) {
+					held++
+				}
 			}
-		}
-		Expect(held).To(Equal(1))
+			return held
+		}).Should(Equal(1))
 	})
 
 	It("judges the KYC wallet before a malformed, mistyped or unknown field (issue 18 item 5)", func() {
@@ -589,6 +611,34 @@ func (c lostCreateAnswer) Create(ctx context.Context, obj client.Object, opts ..
 		}
 	}
 	return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
+}
+
+// noClaimDeletes refuses every deletion of a claim, as the facade's role does.
+type noClaimDeletes struct {
+	client.Client
+}
+
+func (c noClaimDeletes) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if _, ok := obj.(*payoutv1.Claim); ok {
+		return apierrors.NewForbidden(payoutv1.GroupVersion.WithResource("claims").GroupResource(), obj.GetName(), errors.New("the facade may not delete claims"))
+	}
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// refusedTransferCreate answers every create of a transfer with the API server's refusal (a 400
+// that stored nothing), after it read the transfer's customer_uuid claimed (past the cache).
+type refusedTransferCreate struct {
+	client.Client
+	claimed bool
+}
+
+func (c *refusedTransferCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	t, ok := obj.(*payoutv1.Transfer)
+	if !ok {
+		return c.Client.Create(ctx, obj, opts...)
+	}
+	c.claimed = env.Client.Get(ctx, objKey(payoutv1.ClaimName(payoutv1.ClaimCustomerUUID, t.Spec.CustomerUUID)), &payoutv1.Claim{}) == nil
+	return apierrors.NewBadRequest("refused by the test")
 }
 
 // failingDepositLists fails every list of deposits, as a cache that cannot answer would.

@@ -189,7 +189,15 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, true, "create", acme, "quotes", "", ""},
 			{facade, true, "patch", acme, "transfers", "", ""},
 			{facade, true, "get", "", "claims", "", ""},
-			{facade, true, "delete", "", "claims", "", ""},
+			{facade, true, "create", "", "claims", "", ""},
+			// a claim is released by the claim controller, which the facade asks in the claim's
+			// status (issue 25 item 13): no delete, and no patch, which could set an owner
+			// reference for the garbage collector to delete it by
+			{facade, false, "delete", "", "claims", "", ""},
+			{facade, false, "deletecollection", "", "claims", "", ""},
+			{facade, false, "patch", "", "claims", "", ""},
+			{facade, false, "update", "", "claims", "", ""},
+			{facade, true, "patch", "", "claims", "status", ""},
 			{facade, false, "create", "", "namespaces", "", "core"},
 			{facade, false, "update", acme, "transfers", "status", ""},
 			{facade, false, "update", acme, "recipients", "status", ""},
@@ -277,6 +285,42 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("the facade cannot delete a claim, nor give it an owner to be collected with, only ask for its release", func(t *testing.T) {
+		facade := serviceAccount("payout-facade")
+		as := rest.CopyConfig(cfg)
+		as.Impersonate = rest.ImpersonationConfig{UserName: facade.name, Groups: facade.groups}
+		fc, err := client.New(as, client.Options{Scheme: sch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the tx-hash claim of a live transfer, which a compromised facade would free
+		claim := payoutv1.NewClaim(payoutv1.ClaimTxHash, "0x"+strings.Repeat("ab", 32), payoutv1.ObjectRef{Namespace: "payout-acme", Name: "live"})
+		if err := fc.Create(ctx, claim); err != nil {
+			t.Fatalf("the facade creates a claim: %v", err)
+		}
+		if err := fc.Delete(ctx, claim); !apierrors.IsForbidden(err) {
+			t.Errorf("the facade deletes a claim: %v", err)
+		}
+		owned := claim.DeepCopy()
+		owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: payoutv1.GroupVersion.String(), Kind: "PayoutAccount", Name: "gone", UID: "0d4b3c2a-1111-4222-8333-444455556666"}}
+		if err := fc.Patch(ctx, owned, client.MergeFrom(claim)); !apierrors.IsForbidden(err) {
+			t.Errorf("the facade gives a claim a missing owner: %v", err)
+		}
+		marked := claim.DeepCopy()
+		marked.Status.ReleaseRequested = true
+		marked.OwnerReferences = owned.OwnerReferences // the status subresource drops it
+		if err := fc.Status().Patch(ctx, marked, client.MergeFrom(claim)); err != nil {
+			t.Fatalf("the facade asks for a claim's release: %v", err)
+		}
+		got := &payoutv1.Claim{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(claim), got); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Status.ReleaseRequested || len(got.OwnerReferences) != 0 {
+			t.Errorf("after the facade's status patch: releaseRequested %v, owners %v", got.Status.ReleaseRequested, got.OwnerReferences)
+		}
+	})
+
 	t.Run("an account namespace is deleted only once its account released it, payout-orphaned never", func(t *testing.T) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-guarded", Labels: map[string]string{tenancy.AccountLabel: "guarded"}}}
 		if err := c.Create(ctx, ns); err != nil {
@@ -321,7 +365,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		facadeKinds := []client.Object{
 			&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
 			&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
-			&payoutv1.Claim{}, // the account's claims counted against its cap (apiserver/quotas.go)
+			&payoutv1.Claim{}, // the account's cap on claims is counted from the cache (index.ClaimHolderNamespace)
 		}
 		syncs(ctx, t, cfg, serviceAccount("payout-facade"), facadeKinds)
 		syncs(ctx, t, cfg, serviceAccount("payout-controller"), all)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -234,6 +235,82 @@ var _ = Describe("ClaimReconciler", func() {
 		}
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bound), bound)).To(Succeed(), "an account's binding is kept, even once deleted")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(gone), gone))).To(BeTrue(), "a binding of no account is released")
+	})
+})
+
+var _ = Describe("ClaimReconciler on a release request (issue 25 item 13)", func() {
+	// requestRelease marks c as the facade does: through the status subresource, its only write
+	requestRelease := func(c *payoutv1.Claim) {
+		marked := c.DeepCopy()
+		marked.Status.ReleaseRequested = true
+		Expect(env.Client.Status().Patch(ctx, marked, client.MergeFrom(c))).To(Succeed())
+	}
+	released := func(c *payoutv1.Claim) bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(c), &payoutv1.Claim{}))
+	}
+	reconcileAll := func(r *ClaimReconciler, claims []*payoutv1.Claim) {
+		for _, c := range claims {
+			_, err := r.Reconcile(ctx, request(c))
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+
+	It("releases at once a claim whose holder does not hold the key, and keeps one whose holder does", func() {
+		ns := namespace()
+		r := &ClaimReconciler{Client: env.Client, APIReader: env.Client, Clock: fakeClock, Grace: 2 * time.Minute}
+		hash := "0x" + strings.Repeat("ab", 32)
+		live := testgen.Transfer(ns, "eeeeeeeeeeeeeeeeeeeeee11", testgen.V2(), func(t *payoutv1.Transfer) {
+			t.Spec.TxHash, t.Spec.CustomerUUID = hash, "0d4b3c2a-1111-4222-8333-444455556612"
+		})
+		Expect(env.Client.Create(ctx, live)).To(Succeed())
+		holder := payoutv1.ObjectRef{Namespace: ns, Name: live.Name}
+		held := testgen.Claim(payoutv1.ClaimTxHash, hash, holder)                                              // a compromised facade's request
+		lost := testgen.Claim(payoutv1.ClaimTxHash, "0x"+strings.Repeat("cd", 32), holder)                     // another hash won the transfer
+		usedQuote := testgen.Claim(payoutv1.ClaimCustomerUUID, "0d4b3c2a-1111-4222-8333-444455556611", holder) // the quote was used by another
+		ownUUID := testgen.Claim(payoutv1.ClaimCustomerUUID, live.Spec.CustomerUUID, holder)
+		never := testgen.Claim(payoutv1.ClaimRecipientID, "1000000000011", payoutv1.ObjectRef{Namespace: ns, Name: "1000000000011"})
+		claims := []*payoutv1.Claim{held, lost, usedQuote, ownUUID, never}
+		for _, c := range claims {
+			Expect(env.Client.Create(ctx, c)).To(Succeed())
+			requestRelease(c)
+		}
+		fakeClock.SetTime(held.CreationTimestamp.Time) // all young: the request is not left to the grace
+		reconcileAll(r, claims)
+		Expect(released(held)).To(BeFalse(), "the hash of a live transfer that carries it stays claimed")
+		Expect(released(ownUUID)).To(BeFalse(), "the customer_uuid of a transfer that carries it stays claimed")
+		Expect(released(lost)).To(BeTrue(), "a hash its holder does not carry is released")
+		Expect(released(usedQuote)).To(BeTrue(), "a customer_uuid its holder does not carry is released")
+		Expect(released(never)).To(BeTrue(), "the id of a recipient never made is released")
+	})
+
+	It("ignores a release request on a deposit claim or a wallet binding, which only the controllers release", func() {
+		ns := namespace()
+		r := &ClaimReconciler{Client: env.Client, APIReader: env.Client, Clock: fakeClock, Grace: 2 * time.Minute}
+		t := testgen.Transfer(ns, "eeeeeeeeeeeeeeeeeeeeee12", testgen.V2())
+		Expect(env.Client.Create(ctx, t)).To(Succeed())
+		acct := testgen.Account("released-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10))
+		Expect(env.Client.Create(ctx, acct)).To(Succeed())
+		// a deposit log that pays its transfer, another whose transfer is gone, and a binding
+		deposit := testgen.Claim(payoutv1.ClaimDeposit, "base/0x"+strings.Repeat("ef", 32)+"/0", payoutv1.ObjectRef{Namespace: ns, Name: t.Name})
+		orphanDeposit := testgen.Claim(payoutv1.ClaimDeposit, "base/0x"+strings.Repeat("ef", 32)+"/1", payoutv1.ObjectRef{Namespace: ns, Name: "eeeeeeeeeeeeeeeeeeeeee13"})
+		binding := testgen.Claim(payoutv1.ClaimWalletBinding, "0x00000000000000000000000000000000000b1d11",
+			payoutv1.ObjectRef{Namespace: payoutv1.AccountNamespace(acct.Name), Name: acct.Name})
+		binding.Finalizers = []string{payoutv1.ClaimBindingFinalizer}
+		claims := []*payoutv1.Claim{deposit, orphanDeposit, binding}
+		for _, c := range claims {
+			Expect(env.Client.Create(ctx, c)).To(Succeed())
+			requestRelease(c)
+		}
+		fakeClock.SetTime(deposit.CreationTimestamp.Time)
+		reconcileAll(r, claims)
+		for _, c := range claims {
+			Expect(released(c)).To(BeFalse(), "%s released on the facade's request", c.Spec.Kind)
+		}
+		fakeClock.Step(2 * time.Minute)
+		reconcileAll(r, claims)
+		Expect(released(deposit)).To(BeFalse(), "a deposit claim whose transfer exists is kept")
+		Expect(released(binding)).To(BeFalse(), "a binding whose account exists is kept")
+		Expect(released(orphanDeposit)).To(BeTrue(), "past the grace a missing holder releases as before the request")
 	})
 })
 

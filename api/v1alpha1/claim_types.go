@@ -80,12 +80,26 @@ type ClaimSpec struct {
 	Holder ObjectRef `json:"holder"`
 }
 
+// ClaimStatus is where the facade asks for a claim's release. It is a status so that the facade
+// writes it through the status subresource, which changes nothing else of a claim: a role that
+// could patch claims could also give one an owner reference to a missing object, and the
+// garbage collector would delete the claim for it.
+type ClaimStatus struct {
+	// releaseRequested asks the claim controller to release the claim: the facade sets it when
+	// the holder it claimed the key for was not made or does not take the key. The controller
+	// deletes the claim only while its holder, read past the cache, does not hold the key, and
+	// never a deposit claim or a wallet binding on this request.
+	// +optional
+	ReleaseRequested bool `json:"releaseRequested,omitempty"`
+}
+
 // Claim reserves a key that must be unique across all accounts: a customer_uuid, a deposit
 // transaction hash, a recipient id or a transfer id. Cluster-scoped and named after the key,
-// so a second create of the same key fails with AlreadyExists on every facade replica. It has
-// no status: a claim costs one write, its create.
+// so a second create of the same key fails with AlreadyExists on every facade replica. A claim
+// costs one write, its create; its status is written only to ask for its release.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName={clm,clms},categories=payouts
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
 // +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.key`
@@ -98,6 +112,8 @@ type Claim struct {
 
 	// +required
 	Spec ClaimSpec `json:"spec"`
+	// +optional
+	Status ClaimStatus `json:"status,omitempty"`
 }
 
 // ClaimList is a list of Claim.
