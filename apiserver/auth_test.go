@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,8 +15,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
-	"github.com/stablepay/payout-operator/internal/tenancy"
-	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 func hasRateHeaders(r *response) bool {
@@ -116,15 +113,7 @@ var _ = Describe("authentication (spec 5)", func() {
 		// The cache is the informers' own store, which answers or misses but never fails: what
 		// can fail is the read past it, of a key or an account this replica's cache does not
 		// hold yet (keylookup.go). This facade's cache never holds them.
-		catchUpClock()
-		name := fmt.Sprintf("facade-unreadable-%d", accountCounter.Add(1))
-		key, err := apikey.New()
-		Expect(err).NotTo(HaveOccurred())
-		lagging, informers := cacheWithout(name, key.ID)
-		a := testgen.Account(name)
-		Expect(env.Client.Create(ctx, a)).To(Succeed())
-		Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
-		Expect(env.Client.Create(ctx, testgen.APIKey(key.ID, name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash }))).To(Succeed())
+		_, key, lagging, informers := uncachedAccount("facade-unreadable")
 		failing := &failingReads{Reader: baseCfg.APIReader}
 		cfg := baseCfg
 		cfg.Client, cfg.Informers, cfg.APIReader = lagging, informers, failing

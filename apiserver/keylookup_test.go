@@ -30,18 +30,9 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 	const path = "/api/payouts/amount-limits"
 
 	It("is read from the API server: a key used the moment it is created answers 200 and counts as no failure", func() {
-		catchUpClock()
-		name := fmt.Sprintf("facade-new-%d", accountCounter.Add(1))
-		key, err := apikey.New()
-		Expect(err).NotTo(HaveOccurred())
 		// The facade's cache never sees this account or its key: the informer's lag at its
 		// worst, deterministically.
-		lagging, informers := cacheWithout(name, key.ID)
-		a := testgen.Account(name)
-		Expect(env.Client.Create(ctx, a)).To(Succeed())
-		Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
-		stored := testgen.APIKey(key.ID, name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash })
-		Expect(env.Client.Create(ctx, stored)).To(Succeed())
+		name, key, lagging, informers := uncachedAccount("facade-new")
 		Expect(apierrors.IsNotFound(lagging.Get(ctx, objKey(key.ID), &payoutv1.APIKey{}))).To(BeTrue(), "the facade's cache must not hold the key")
 		Expect(apierrors.IsNotFound(lagging.Get(ctx, objKey(name), &payoutv1.PayoutAccount{}))).To(BeTrue(), "nor its account")
 
@@ -61,6 +52,8 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		}
 		errorText(wrong.get(path), 429)
 		// a revoked key is refused at once (the read is the API server's, not a lagging cache's)
+		stored := &payoutv1.APIKey{}
+		Expect(env.Client.Get(ctx, objKey(key.ID), stored)).To(Succeed())
 		mutate(stored, func() { stored.Spec.Revoked = true })
 		Expect(errorText(c.get(path), 401)).To(Equal(msgBadKey))
 	})
@@ -183,6 +176,22 @@ func (c staleAccount) Get(ctx context.Context, key client.ObjectKey, obj client.
 		return nil
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// uncachedAccount makes an account named after prefix with a key, and an informer cache (with a
+// client reading from it) that never holds either.
+func uncachedAccount(prefix string) (string, apikey.Key, client.Client, cache.Informers) {
+	GinkgoHelper()
+	catchUpClock()
+	name := fmt.Sprintf("%s-%d", prefix, accountCounter.Add(1))
+	key, err := apikey.New()
+	Expect(err).NotTo(HaveOccurred())
+	lagging, informers := cacheWithout(name, key.ID)
+	a := testgen.Account(name)
+	Expect(env.Client.Create(ctx, a)).To(Succeed())
+	Expect(tenancy.EnsureNamespace(ctx, env.Client, a)).To(Succeed())
+	Expect(env.Client.Create(ctx, testgen.APIKey(key.ID, name, func(k *payoutv1.APIKey) { k.Spec.SecretHash = key.Hash }))).To(Succeed())
+	return name, key, lagging, informers
 }
 
 // cacheWithout is a client that reads from an informer cache of its own, one that never holds
