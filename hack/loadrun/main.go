@@ -614,7 +614,10 @@ func facadeCreates(ctx context.Context, c client.Client, url string) (op, error)
 	errs := make(chan error, keysNeeded)
 	for a := 0; a < keysNeeded; a += 20 {
 		name := fmt.Sprintf("load-%d", a/20)
-		if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
+		settings := admin.DefaultAccountSettings(name)
+		// a load generator's account: its creates measure the service, not the account's caps
+		settings.Quotas = payoutv1.Quotas{MaxOpenV1Transfers: 100000, MaxOpenV2Transfers: 100000, MaxActiveRecipients: 1000, MaxClaims: 1000000}
+		if _, err := admin.CreateAccount(ctx, c, name, settings); err != nil {
 			return nil, err
 		}
 		first, err := newKeyed(c, name)
