@@ -20,7 +20,7 @@ import (
 // cap on claims (a 403 past it).
 func (s *Server) claim(ctx context.Context, c *Caller, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
 	free, err := s.reserve(c.Account, quotaClaims, func() (int, error) {
-		return s.countCached(ctx, &payoutv1.ClaimList{}, client.MatchingFields{index.ClaimHolderNamespace: c.Namespace()})
+		return s.stores.count(ctx, s.stores.claims, index.ClaimHolderNamespace, "", c.Namespace())
 	})
 	if err != nil {
 		return nil, err

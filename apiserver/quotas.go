@@ -4,9 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/index"
@@ -123,21 +120,13 @@ func (s *Server) reserve(acct *payoutv1.PayoutAccount, q quota, count func() (in
 // reserveOpenTransfer reserves a place for one open transfer of method.
 func (s *Server) reserveOpenTransfer(ctx context.Context, c *Caller, m payoutv1.TransferMethod) (func(), error) {
 	return s.reserve(c.Account, quotaOfMethod(m), func() (int, error) {
-		return s.countCached(ctx, &payoutv1.TransferList{}, client.InNamespace(c.Namespace()), client.MatchingFields{index.TransferOpen: string(m)})
+		return s.stores.count(ctx, s.stores.transfers, index.TransferOpen, c.Namespace(), string(m))
 	})
 }
 
 // reserveActiveRecipient reserves a place for one active recipient.
 func (s *Server) reserveActiveRecipient(ctx context.Context, c *Caller) (func(), error) {
 	return s.reserve(c.Account, quotaActiveRecipients, func() (int, error) {
-		return s.countCached(ctx, &payoutv1.RecipientList{}, client.InNamespace(c.Namespace()), client.MatchingFields{index.RecipientActive: "true"})
+		return s.stores.count(ctx, s.stores.recipients, index.RecipientActive, c.Namespace(), "true")
 	})
-}
-
-// countCached counts the cached objects an index lookup finds, without deep-copying them.
-func (s *Server) countCached(ctx context.Context, list client.ObjectList, opts ...client.ListOption) (int, error) {
-	if err := s.cfg.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
-		return 0, err
-	}
-	return meta.LenList(list), nil
 }

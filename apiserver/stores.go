@@ -24,7 +24,9 @@ import (
 // "Cached reads"). The objects are the informers' own: read them, never change them.
 type stores struct {
 	keys, accounts, options, transfers toolscache.Indexer
-	// synced are the four informers' HasSynced; ready is set once they all have: until then a
+	// recipients and claims are read only to count what a create would add to (quotas.go).
+	recipients, claims toolscache.Indexer
+	// synced are the informers' HasSynced; ready is set once they all have: until then a
 	// read waits (awaitSynced), as a read through the cache client did, since the store of an
 	// informer that has not listed yet holds nothing and every key would read as unknown.
 	synced []func() bool
@@ -34,16 +36,18 @@ type stores struct {
 	optionsGen atomic.Uint64
 }
 
-// transferIDIndex is the key controller-runtime's cache files a transfer under in the
-// metadata.name field index (internal/index) across namespaces: "field:<field>" names the
-// index and "__all_namespaces/<value>" the key (pkg/cache/internal's FieldIndexName and
-// KeyToNamespacedKey). The transfer lookup specs of this package fail if that ever changes.
+// How controller-runtime's cache files objects in a field index (internal/index):
+// "field:<field>" names the index, "__all_namespaces/<value>" is the key across namespaces and
+// "<namespace>/<value>" within one (pkg/cache/internal's FieldIndexName and
+// KeyToNamespacedKey). transferIDIndex is the metadata.name index a transfer is found by. The
+// transfer lookup and quota specs of this package fail if that ever changes.
 const (
-	transferIDIndex  = "field:" + index.Name
+	transferIDIndex  = fieldIndex + index.Name
+	fieldIndex       = "field:"
 	allNamespacesKey = "__all_namespaces/"
 )
 
-// openStores takes the informers of the four kinds (made now if the cache has not made them
+// openStores takes the informers of the six kinds (made now if the cache has not made them
 // yet; the cache starts them) and watches the deposit options' changes.
 func openStores(ctx context.Context, informers cache.Informers) (*stores, error) {
 	s := &stores{}
@@ -53,6 +57,7 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 	}{
 		{&payoutv1.APIKey{}, &s.keys}, {&payoutv1.PayoutAccount{}, &s.accounts},
 		{&payoutv1.DepositOption{}, &s.options}, {&payoutv1.Transfer{}, &s.transfers},
+		{&payoutv1.Recipient{}, &s.recipients}, {&payoutv1.Claim{}, &s.claims},
 	} {
 		inf, err := informers.GetInformer(ctx, st.obj, cache.BlockUntilSynced(false))
 		if err != nil {
@@ -134,6 +139,21 @@ func (s *stores) transfer(ctx context.Context, id string) (*payoutv1.Transfer, e
 		return nil, fmt.Errorf("the transfer cache holds a %T", objs[0])
 	}
 	return t, nil
+}
+
+// count is the number of cached objects that the field index field files under value in
+// namespace ("" for cluster-scoped objects). It reads the index's own list of keys: no object is
+// copied, as a List through the cache client copies each one it matches.
+func (s *stores) count(ctx context.Context, ix toolscache.Indexer, field, namespace, value string) (int, error) {
+	if err := s.awaitSynced(ctx); err != nil {
+		return 0, err
+	}
+	ns := allNamespacesKey
+	if namespace != "" {
+		ns = namespace + "/"
+	}
+	keys, err := ix.IndexKeys(fieldIndex+field, ns+value)
+	return len(keys), err
 }
 
 // depositOptions are the cached deposit options (copies of the structs; their maps and slices
