@@ -13,8 +13,8 @@
 // measured per deposit is in docs/benchmarks.md).
 //
 // The delegate is deployed through the deterministic CREATE2 deployer (Arachnid's, at
-// 0x4e59b44847b379578588920ca78fbf26c0b4956c on the five EVM networks and on anvil) with a
-// zero salt, so its address is a function of this package's bytecode and the treasury alone:
+// 0x4e59b44847b379578588920ca78fbf26c0b4956c: anvil has it from genesis; on a public network
+// check it is there before the first SignDeploy) with a zero salt, so its address is a function of this package's bytecode and the treasury alone:
 // DelegateAddress. Sign delegates to that address and to no other, so no configuration and no
 // caller can point a deposit key's authorization at other code or another treasury. SignDeploy
 // signs its deployment, once per network and treasury; Deployed says whether it is there.
