@@ -44,8 +44,8 @@ func newGethChain(t *testing.T) *gethChain {
 	random := common.Hash{1}
 	g := &gethChain{t: t, config: config, state: db, signer: types.NewPragueSigner(config.ChainID), block: vm.BlockContext{
 		CanTransfer: core.CanTransfer, Transfer: core.Transfer,
-		GetHash:     func(uint64) common.Hash { return common.Hash{} },
-		GasLimit:    60_000_000, BlockNumber: big.NewInt(24_000_000), Time: *config.BPO2Time + 1,
+		GetHash:  func(uint64) common.Hash { return common.Hash{} },
+		GasLimit: 60_000_000, BlockNumber: big.NewInt(24_000_000), Time: *config.BPO2Time + 1,
 		Difficulty: new(big.Int), BaseFee: big.NewInt(params.GWei), BlobBaseFee: big.NewInt(1), Random: &random,
 	}}
 	db.SetCode(sweep.Create2Deployer, common.FromHex(create2DeployerCode), tracing.CodeChangeUnspecified)
