@@ -225,7 +225,13 @@ func (e *env) measureTopUp(n int) string {
 		hashes = append(hashes, e.sendAll(d.Key, []call{{to: &e.token, data: pack("transfer", e.treasury, amounts[i]), gas: limits[i]}})...)
 	}
 	rs = append(rs, e.waitAll(hashes)...)
-	return row("a. gas top-up, then a transfer by the deposit key", n, gasOf(rs), e.check("top-up", ds, before, sum))
+	stranded := e.check("top-up", ds, before, sum)
+	toppedUp := new(big.Int)
+	for _, c := range topUps {
+		toppedUp.Add(toppedUp, c.value)
+	}
+	e.t.Logf("top-up: %s wei sent to %d deposit addresses (fee cap %s wei per gas), %s wei left on them", toppedUp, n, f.FeeCap, stranded)
+	return row("a. gas top-up, then a transfer by the deposit key", n, gasOf(rs), stranded)
 }
 
 // measurePermit: each deposit key signs an EIP-2612 permit for the gas wallet; the gas wallet
