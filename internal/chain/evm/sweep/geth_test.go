@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"os"
@@ -32,6 +33,11 @@ type gethChain struct {
 	block  vm.BlockContext
 	signer types.Signer
 	n      int
+
+	gasKey   *ecdsa.PrivateKey
+	nonce    uint64
+	fees     sweep.Fees
+	treasury common.Address
 }
 
 func newGethChain(t *testing.T) *gethChain {
@@ -49,6 +55,17 @@ func newGethChain(t *testing.T) *gethChain {
 		Difficulty: new(big.Int), BaseFee: big.NewInt(params.GWei), BlobBaseFee: big.NewInt(1), Random: &random,
 	}}
 	db.SetCode(sweep.Create2Deployer, common.FromHex(create2DeployerCode), tracing.CodeChangeUnspecified)
+	g.gasKey, g.treasury = newKey(t), crypto.PubkeyToAddress(newKey(t).PublicKey)
+	db.SetBalance(crypto.PubkeyToAddress(g.gasKey.PublicKey), uint256.NewInt(params.Ether), tracing.BalanceChangeUnspecified)
+	g.fees = sweep.Fees{TipCap: big.NewInt(params.GWei), FeeCap: big.NewInt(3 * params.GWei)}
+	s, err := sweep.SignDeploy(g.config.ChainID, g.treasury, g.gasKey, g.nonce, g.fees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.applyRaw(s)
+	if len(g.state.GetCode(sweep.DelegateAddress(g.treasury))) == 0 {
+		t.Fatal("the delegate is not deployed")
+	}
 	return g
 }
 
@@ -78,6 +95,102 @@ func (g *gethChain) apply(tx *types.Transaction) *types.Receipt {
 	return r
 }
 
+// call sends a transaction from the gas wallet.
+func (g *gethChain) call(to *common.Address, data []byte, gas uint64) *types.Receipt {
+	g.t.Helper()
+	tx, err := types.SignNewTx(g.gasKey, g.signer, &types.DynamicFeeTx{
+		ChainID: g.config.ChainID, Nonce: g.nonce, GasTipCap: g.fees.TipCap, GasFeeCap: g.fees.FeeCap, Gas: gas, To: to, Data: data,
+	})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.nonce++
+	return g.apply(tx)
+}
+
+// applyRaw applies a transaction signed by package sweep with the gas wallet's next nonce.
+func (g *gethChain) applyRaw(s *sweep.Signed) *types.Receipt {
+	g.t.Helper()
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(s.Raw); err != nil {
+		g.t.Fatal(err)
+	}
+	g.nonce++
+	return g.apply(tx)
+}
+
+// deploy deploys the contract of a testdata .bin file and mints the treasury 1 base unit.
+func (g *gethChain) deploy(bin string) common.Address {
+	g.t.Helper()
+	code, err := os.ReadFile(bin)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	token := g.call(nil, common.FromHex(strings.TrimSpace(string(code))), 3_000_000).ContractAddress
+	g.call(&token, pack("mint", g.treasury, big.NewInt(1)), 100_000)
+	return token
+}
+
+// sweepFresh mints n fresh deposit addresses different amounts of token and sweeps them in one
+// batch; it checks that Swept finds their sum, that the treasury's balance rose by it and that
+// no deposit keeps a token or a wei, and returns the receipt.
+func (g *gethChain) sweepFresh(token common.Address, n int) *types.Receipt {
+	g.t.Helper()
+	ds := make([]sweep.Deposit, n)
+	sum := new(big.Int)
+	for i := range ds {
+		ds[i].Key = newKey(g.t) // fresh: it never held ether, so it is not in the state
+		a := big.NewInt(int64(1_000_000*(i+1) + i))
+		sum.Add(sum, a)
+		g.call(&token, pack("mint", ds[i].Address(), a), 100_000)
+		if g.state.Exist(ds[i].Address()) {
+			g.t.Fatalf("deposit %s exists in the state before its sweep", ds[i].Address().Hex())
+		}
+	}
+	before := g.balanceOf(token, g.treasury)
+	s, err := sweep.Sign(sweep.Batch{ChainID: g.config.ChainID, Token: token, Treasury: g.treasury, Deposits: ds, GasKey: g.gasKey, GasNonce: g.nonce, Fees: g.fees})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	r := g.applyRaw(s)
+	moved, err := sweep.Swept(r, token, g.treasury)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	total := new(big.Int)
+	for _, v := range moved {
+		total.Add(total, v)
+	}
+	if len(moved) != n || total.Cmp(sum) != 0 {
+		g.t.Errorf("batch of %d: Swept found %d deposits and %s base units, want %d and %s", n, len(moved), total, n, sum)
+	}
+	if got := new(big.Int).Sub(g.balanceOf(token, g.treasury), before); got.Cmp(sum) != 0 {
+		g.t.Errorf("batch of %d: the treasury gained %s, want %s", n, got, sum)
+	}
+	for _, d := range ds {
+		if b := g.balanceOf(token, d.Address()); b.Sign() != 0 {
+			g.t.Errorf("deposit %s holds %s base units", d.Address().Hex(), b)
+		}
+		if b := g.state.GetBalance(d.Address()); b.Sign() != 0 {
+			g.t.Errorf("deposit %s holds %s wei", d.Address().Hex(), b)
+		}
+	}
+	return r
+}
+
+// balanceOf reads a token balance with a call that changes nothing.
+func (g *gethChain) balanceOf(token, owner common.Address) *big.Int {
+	g.t.Helper()
+	snap := g.state.Snapshot()
+	defer g.state.RevertToSnapshot(snap)
+	evm := vm.NewEVM(g.block, g.state, g.config, vm.Config{})
+	ret, _, err := evm.Call(owner, token, pack("balanceOf", owner), vm.NewGasBudget(100_000, 0), new(uint256.Int))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return new(big.Int).SetBytes(ret)
+}
+
 // The EIP-7702 batch's gas per deposit on go-ethereum's EVM, the execution client of Ethereum
 // and the base of Base's, Arbitrum's and Polygon's. anvil (revm) gives each authorization the
 // 12,500-gas refund EIP-7702 keeps for an authority that exists in the state also when the
@@ -87,85 +200,20 @@ func (g *gethChain) apply(tx *types.Transaction) *types.Receipt {
 //	go test -count=1 -v -run TestGasPerDepositGeth ./internal/chain/evm/sweep/
 func TestGasPerDepositGeth(t *testing.T) {
 	g := newGethChain(t)
-	gasKey, treasury := newKey(t), crypto.PubkeyToAddress(newKey(t).PublicKey)
-	gasWallet := crypto.PubkeyToAddress(gasKey.PublicKey)
-	g.state.SetBalance(gasWallet, uint256.NewInt(params.Ether), tracing.BalanceChangeUnspecified)
-	fees := sweep.Fees{TipCap: big.NewInt(params.GWei), FeeCap: big.NewInt(3 * params.GWei)}
-	nonce := uint64(0)
-	call := func(to *common.Address, data []byte, gas uint64) *types.Receipt {
-		t.Helper()
-		tx, err := types.SignNewTx(gasKey, g.signer, &types.DynamicFeeTx{
-			ChainID: g.config.ChainID, Nonce: nonce, GasTipCap: fees.TipCap, GasFeeCap: fees.FeeCap, Gas: gas, To: to, Data: data,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nonce++
-		return g.apply(tx)
-	}
-	applyRaw := func(s *sweep.Signed) *types.Receipt {
-		t.Helper()
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(s.Raw); err != nil {
-			t.Fatal(err)
-		}
-		nonce++
-		return g.apply(tx)
-	}
-
-	s, err := sweep.SignDeploy(g.config.ChainID, treasury, gasKey, nonce, fees)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyRaw(s)
-	if len(g.state.GetCode(sweep.DelegateAddress(treasury))) == 0 {
-		t.Fatal("the delegate is not deployed")
-	}
-	bin, err := os.ReadFile("testdata/PermitToken.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := call(nil, common.FromHex(strings.TrimSpace(string(bin))), 3_000_000).ContractAddress
-	call(&token, pack("mint", treasury, big.NewInt(1)), 100_000)
-
+	token := g.deploy("testdata/PermitToken.bin")
 	var rows []string
 	for _, n := range []int{1, 10, 50} {
-		ds := make([]sweep.Deposit, n)
-		sum := new(big.Int)
-		for i := range ds {
-			ds[i].Key = newKey(t) // fresh: it never held ether, so it is not in the state
-			a := big.NewInt(int64(1_000_000*(i+1) + i))
-			sum.Add(sum, a)
-			call(&token, pack("mint", ds[i].Address(), a), 100_000)
-			if g.state.Exist(ds[i].Address()) {
-				t.Fatalf("deposit %s exists in the state before its sweep", ds[i].Address().Hex())
-			}
-		}
-		s, err := sweep.Sign(sweep.Batch{ChainID: g.config.ChainID, Token: token, Treasury: treasury, Deposits: ds, GasKey: gasKey, GasNonce: nonce, Fees: fees})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := applyRaw(s)
-		moved, err := sweep.Swept(r, token, treasury)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total := new(big.Int)
-		for _, v := range moved {
-			total.Add(total, v)
-		}
-		if len(moved) != n || total.Cmp(sum) != 0 {
-			t.Errorf("batch of %d: Swept found %d deposits and %s base units, want %d and %s", n, len(moved), total, n, sum)
-		}
+		r := g.sweepFresh(token, n)
 		if r.GasUsed > sweep.GasLimit(n) {
 			t.Errorf("batch of %d used %d gas, above its limit %d", n, r.GasUsed, sweep.GasLimit(n))
-		}
-		for _, d := range ds {
-			if b := g.state.GetBalance(d.Address()); b.Sign() != 0 {
-				t.Errorf("deposit %s holds %s wei", d.Address().Hex(), b)
-			}
 		}
 		rows = append(rows, fmt.Sprintf("| c. EIP-7702 batch (sweep.Sign), go-ethereum's EVM | %d | %d | 0 |", n, r.GasUsed/uint64(n)))
 	}
 	t.Logf("\n%s", strings.Join(rows, "\n"))
+}
+
+// A token whose transfer returns nothing (USDT on Ethereum) is swept like any other.
+func TestSweepsATokenWhoseTransferReturnsNothing(t *testing.T) {
+	g := newGethChain(t)
+	g.sweepFresh(g.deploy("testdata/NoReturnToken.bin"), 3)
 }
