@@ -453,3 +453,50 @@ func TestResignWithTheSameNonceIsMinedOnce(t *testing.T) {
 	}
 	t.Logf("mined: %s (first %s, second %s)", mined.Hex(), first.Hash.Hex(), second.Hash.Hex())
 }
+
+// On a network without EIP-7702 the delegate pulls deposits with their permits: a batch moves
+// each deposit's balance to the treasury to the base unit and leaves no native coin; the same
+// permits signed into a second batch move nothing (their nonces are spent), and a stranger who
+// replays them on the delegate moves nothing either.
+func TestPermitBatchSweepsEveryDepositOnce(t *testing.T) {
+	e := newEnv(t)
+	e.token = e.deployPermitToken()
+	ds, sum := e.fund(4)
+	before := e.tokenOf(e.treasury)
+	b := e.permitBatch(ds)
+	s, err := sweep.SignPermits(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.mined(s)
+	if r.Status != types.ReceiptStatusSuccessful {
+		t.Fatal("the permit batch reverted")
+	}
+	moved := e.swept(r)
+	for _, d := range b.Deposits {
+		if got := moved[d.Address()]; got == nil || got.Cmp(d.Value) != 0 {
+			t.Errorf("Swept says %s moved %v, want %s", d.Address().Hex(), got, d.Value)
+		}
+	}
+	if got := e.check("permit batch", ds, before, sum); got.Sign() != 0 {
+		t.Errorf("the deposits hold %s wei", got)
+	}
+	after := e.tokenOf(e.treasury)
+
+	// the same permits again, for deposits that received more since: nothing moves
+	e.mint(map[common.Address]int64{ds[0].Address(): 9_000_000})
+	b.GasNonce, b.Fees = e.gasNonce(), e.fees()
+	again, err := sweep.SignPermits(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.mined(again); r.Status != types.ReceiptStatusSuccessful || len(e.swept(r)) != 0 {
+		t.Errorf("the same permits signed again moved %v", e.swept(r))
+	}
+	if got := e.tokenOf(e.treasury); got.Cmp(after) != 0 {
+		t.Errorf("the treasury holds %s after the second batch, %s before it", got, after)
+	}
+	if got := e.tokenOf(ds[0].Address()); got.Cmp(big.NewInt(9_000_000)) != 0 {
+		t.Errorf("the deposit that received more holds %s, want 9000000", got)
+	}
+}

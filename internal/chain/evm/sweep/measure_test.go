@@ -36,6 +36,9 @@ func TestGasPerDeposit(t *testing.T) {
 	var rows []string
 	rows = append(rows, e.measureTopUp(10))
 	rows = append(rows, e.measurePermit(10))
+	for _, n := range []int{10, 50} {
+		rows = append(rows, e.measurePermitBatch(n))
+	}
 	for _, n := range []int{1, 10, 50} {
 		rows = append(rows, e.measure7702(n))
 	}
@@ -299,4 +302,49 @@ func (e *env) broadcastHash(s *sweep.Signed) common.Hash {
 		e.t.Fatal(err)
 	}
 	return s.Hash
+}
+
+// permitBatch reads the token's permit data for ds and signs a permit batch of their balances.
+func (e *env) permitBatch(ds []sweep.Deposit) sweep.PermitBatch {
+	e.t.Helper()
+	owners := make([]common.Address, len(ds))
+	for i, d := range ds {
+		owners[i] = d.Address()
+	}
+	sep, nonces, balances, err := sweep.ReadPermits(e.ctx, e.c.Client, e.token, owners)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pds := make([]sweep.PermitDeposit, len(ds))
+	for i, d := range ds {
+		pds[i] = sweep.PermitDeposit{Key: d.Key, Nonce: nonces[i], Value: balances[i], Deadline: big.NewInt(1 << 40)}
+	}
+	return sweep.PermitBatch{
+		ChainID: new(big.Int).SetUint64(e.c.ChainID), Token: e.token, DomainSeparator: sep, Treasury: e.treasury,
+		Deposits: pds, GasKey: e.gasKey, GasNonce: e.gasNonce(), Fees: e.fees(),
+	}
+}
+
+// measurePermitBatch: one transaction per batch from the gas wallet to the delegate's
+// sweepPermits (sweep.SignPermits), the fallback for a network without EIP-7702.
+func (e *env) measurePermitBatch(n int) string {
+	e.t.Helper()
+	ds, sum := e.fund(n)
+	before := e.tokenOf(e.treasury)
+	s, err := sweep.SignPermits(e.permitBatch(ds))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := e.waitAll([]common.Hash{e.broadcastHash(s)})
+	if moved, err := sweep.Swept(r[0], e.token, e.treasury); err != nil || len(moved) != n {
+		e.t.Errorf("permit batch of %d: Swept found %d deposits (%v)", n, len(moved), err)
+	}
+	if r[0].GasUsed > sweep.PermitGasLimit(n) {
+		e.t.Errorf("permit batch of %d used %d gas, above its limit %d", n, r[0].GasUsed, sweep.PermitGasLimit(n))
+	}
+	stranded := e.check("permit batch", ds, before, sum)
+	if stranded.Sign() != 0 {
+		e.t.Errorf("permit batch of %d left %s wei on deposit addresses", n, stranded)
+	}
+	return row("b. EIP-2612 permits in one batch (sweep.SignPermits)", n, gasOf(r), stranded)
 }
