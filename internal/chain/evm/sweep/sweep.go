@@ -12,6 +12,11 @@
 // none is stranded there (docs/architecture.md, "Treasury: how deposits are swept"; the gas
 // measured per deposit is in docs/benchmarks.md).
 //
+// On a network without EIP-7702 (Avalanche's C-Chain today) SignPermits is the fallback: each
+// deposit key signs an EIP-2612 permit for the same delegate contract, and one transaction of
+// the gas wallet per batch calls its sweepPermits, which pulls every permitted value to the
+// treasury. Nothing is stranded there either.
+//
 // The delegate is deployed through the deterministic CREATE2 deployer (Arachnid's, at
 // 0x4e59b44847b379578588920ca78fbf26c0b4956c: anvil has it from genesis; on a public network
 // check it is there before the first SignDeploy) with a zero salt, so its address is a function of this package's bytecode and the treasury alone:
