@@ -279,21 +279,34 @@ func (e *env) measurePermit(n int) string {
 // first time.
 func (e *env) measure7702(n int) string {
 	e.t.Helper()
+	return e.measureBatch("c. EIP-7702 batch (sweep.Sign)", n, sweep.GasLimit, func(ds []sweep.Deposit) (*sweep.Signed, error) {
+		return sweep.Sign(e.batch(ds))
+	})
+}
+
+// measureBatch funds n fresh deposits, sweeps them in one transaction signed by sign, and
+// checks that the treasury gained their sum, that Swept finds every deposit, that the gas used
+// is within limit(n) and that no deposit holds a native coin.
+func (e *env) measureBatch(name string, n int, limit func(int) uint64, sign func([]sweep.Deposit) (*sweep.Signed, error)) string {
+	e.t.Helper()
 	ds, sum := e.fund(n)
 	before := e.tokenOf(e.treasury)
-	s := e.sign(e.batch(ds))
+	s, err := sign(ds)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	r := e.waitAll([]common.Hash{e.broadcastHash(s)})
 	if moved, err := sweep.Swept(r[0], e.token, e.treasury); err != nil || len(moved) != n {
-		e.t.Errorf("7702 batch of %d: Swept found %d deposits (%v)", n, len(moved), err)
+		e.t.Errorf("%s of %d: Swept found %d deposits (%v)", name, n, len(moved), err)
 	}
-	if r[0].GasUsed > sweep.GasLimit(n) {
-		e.t.Errorf("7702 batch of %d used %d gas, above its limit %d", n, r[0].GasUsed, sweep.GasLimit(n))
+	if r[0].GasUsed > limit(n) {
+		e.t.Errorf("%s of %d used %d gas, above its limit %d", name, n, r[0].GasUsed, limit(n))
 	}
-	stranded := e.check("7702", ds, before, sum)
+	stranded := e.check(name, ds, before, sum)
 	if stranded.Sign() != 0 {
-		e.t.Errorf("7702 batch of %d left %s wei on deposit addresses", n, stranded)
+		e.t.Errorf("%s of %d left %s wei on deposit addresses", name, n, stranded)
 	}
-	return row("c. EIP-7702 batch (sweep.Sign)", n, gasOf(r), stranded)
+	return row(name, n, gasOf(r), stranded)
 }
 
 func (e *env) broadcastHash(s *sweep.Signed) common.Hash {
@@ -329,22 +342,7 @@ func (e *env) permitBatch(ds []sweep.Deposit) sweep.PermitBatch {
 // sweepPermits (sweep.SignPermits), the fallback for a network without EIP-7702.
 func (e *env) measurePermitBatch(n int) string {
 	e.t.Helper()
-	ds, sum := e.fund(n)
-	before := e.tokenOf(e.treasury)
-	s, err := sweep.SignPermits(e.permitBatch(ds))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r := e.waitAll([]common.Hash{e.broadcastHash(s)})
-	if moved, err := sweep.Swept(r[0], e.token, e.treasury); err != nil || len(moved) != n {
-		e.t.Errorf("permit batch of %d: Swept found %d deposits (%v)", n, len(moved), err)
-	}
-	if r[0].GasUsed > sweep.PermitGasLimit(n) {
-		e.t.Errorf("permit batch of %d used %d gas, above its limit %d", n, r[0].GasUsed, sweep.PermitGasLimit(n))
-	}
-	stranded := e.check("permit batch", ds, before, sum)
-	if stranded.Sign() != 0 {
-		e.t.Errorf("permit batch of %d left %s wei on deposit addresses", n, stranded)
-	}
-	return row("b. EIP-2612 permits in one batch (sweep.SignPermits)", n, gasOf(r), stranded)
+	return e.measureBatch("b. EIP-2612 permits in one batch (sweep.SignPermits)", n, sweep.PermitGasLimit, func(ds []sweep.Deposit) (*sweep.Signed, error) {
+		return sweep.SignPermits(e.permitBatch(ds))
+	})
 }

@@ -198,19 +198,7 @@ type Signed struct {
 // DelegateAddress(Treasury)) and calling sweepBatch(Token, deposits). It reads nothing from the
 // chain and broadcasts nothing.
 func Sign(b Batch) (*Signed, error) {
-	if b.ChainID == nil || b.ChainID.Sign() <= 0 || b.ChainID.BitLen() > 256 {
-		return nil, errors.New("sweep: no chain id (an authorization for chain 0 would be valid on every chain)")
-	}
-	if b.Token == (common.Address{}) || b.Treasury == (common.Address{}) {
-		return nil, errors.New("sweep: the token and the treasury are required")
-	}
-	if b.GasKey == nil {
-		return nil, errors.New("sweep: no gas wallet key")
-	}
-	if len(b.Deposits) == 0 || len(b.Deposits) > MaxBatch {
-		return nil, fmt.Errorf("sweep: a batch has 1 to %d deposits, not %d", MaxBatch, len(b.Deposits))
-	}
-	if err := b.Fees.check(); err != nil {
+	if err := checkBatch(b.ChainID, b.Token, b.Treasury, b.GasKey, len(b.Deposits), b.Fees); err != nil {
 		return nil, err
 	}
 	gasWallet := crypto.PubkeyToAddress(b.GasKey.PublicKey)
@@ -255,6 +243,23 @@ func Sign(b Batch) (*Signed, error) {
 		AuthList:  auths,
 	})
 	return sign(tx, b.ChainID, b.GasKey, addrs)
+}
+
+// checkBatch refuses what would make an unsafe or unminable batch transaction.
+func checkBatch(chainID *big.Int, token, treasury common.Address, gasKey *ecdsa.PrivateKey, deposits int, fees Fees) error {
+	if chainID == nil || chainID.Sign() <= 0 || chainID.BitLen() > 256 {
+		return errors.New("sweep: no chain id (an authorization for chain 0 is valid on every chain)")
+	}
+	if token == (common.Address{}) || treasury == (common.Address{}) {
+		return errors.New("sweep: the token and the treasury are required")
+	}
+	if gasKey == nil {
+		return errors.New("sweep: no gas wallet key")
+	}
+	if deposits == 0 || deposits > MaxBatch {
+		return fmt.Errorf("sweep: a batch has 1 to %d deposits, not %d", MaxBatch, deposits)
+	}
+	return fees.check()
 }
 
 // SignDeploy signs the deployment of the delegate that sweeps to treasury, through
@@ -444,23 +449,11 @@ type permitArg struct {
 // used, so the same permit fails the second time and its deposit is skipped. What moved is
 // read with Swept, as for a 7702 batch.
 func SignPermits(b PermitBatch) (*Signed, error) {
-	if b.ChainID == nil || b.ChainID.Sign() <= 0 {
-		return nil, errors.New("sweep: no chain id")
-	}
-	if b.Token == (common.Address{}) || b.Treasury == (common.Address{}) {
-		return nil, errors.New("sweep: the token and the treasury are required")
+	if err := checkBatch(b.ChainID, b.Token, b.Treasury, b.GasKey, len(b.Deposits), b.Fees); err != nil {
+		return nil, err
 	}
 	if b.DomainSeparator == (common.Hash{}) {
 		return nil, errors.New("sweep: no domain separator of the token")
-	}
-	if b.GasKey == nil {
-		return nil, errors.New("sweep: no gas wallet key")
-	}
-	if len(b.Deposits) == 0 || len(b.Deposits) > MaxBatch {
-		return nil, fmt.Errorf("sweep: a batch has 1 to %d deposits, not %d", MaxBatch, len(b.Deposits))
-	}
-	if err := b.Fees.check(); err != nil {
-		return nil, err
 	}
 	delegate := DelegateAddress(b.Treasury)
 	seen := map[common.Address]bool{}
