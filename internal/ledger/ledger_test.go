@@ -46,7 +46,7 @@ func balanced() Facts {
 		Credits: []Credit{credit("0xd1", "t1", 100_000_000), credit("0xd2", "t2", 100_000_000)},
 		Refunds: []Refund{{Name: "t2-strayref", Transfer: "t2", Deposit: &stray, Network: "base", Token: "usdc", Units: n(7_000_000),
 			TxHash: "0xr1", ConfirmedAt: day(4)}},
-		Sweeps: []Sweep{{Network: "base", Token: "usdc", Address: addrA, Units: n(100_000_000), TxHash: "0xw1", ConfirmedAt: day(5)}},
+		Sweeps:  []Sweep{{Network: "base", Token: "usdc", Address: addrA, Units: n(100_000_000), TxHash: "0xw1", ConfirmedAt: day(5)}},
 		Payouts: []Payout{paid("t1", "100.00", "91.27", "91.27"), paid("t2", "100.00", "91.27", "91.27")},
 		Balances: map[Address]*big.Int{
 			{Network: "base", Token: "usdc", Address: addrA}: n(0),
