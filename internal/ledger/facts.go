@@ -70,6 +70,8 @@ type Credit struct {
 	Log
 	Transfer string
 	Units    *big.Int
+	// At is when the deposit was confirmed: a credit is checked in the period it falls in.
+	At time.Time
 }
 
 // Refund is money sent back to a sender and confirmed at depth, by the refund wallet.

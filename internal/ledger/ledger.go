@@ -101,8 +101,9 @@ type FiatLine struct {
 }
 
 // Build counts facts into the ledger of [since, until) (a zero since: from the first fact) and
-// checks its invariants. Facts at or after until are left out, so that a report of a past
-// period reads the same later.
+// checks its invariants: the balances' at until, the others' on the facts of the period (an
+// earlier period's report checked its own). Facts at or after until are left out, so that a
+// report of a past period reads the same later.
 func Build(f Facts, since, until time.Time) *Report {
 	b := &builder{r: &Report{Since: since, Until: until}, since: since, until: until,
 		lines: map[[2]string]*TokenLine{}, fiat: map[string]*FiatLine{}, addrs: map[Address]*held{}}
@@ -171,6 +172,9 @@ func (b *builder) deposits(f Facts) {
 	for _, c := range f.Credits {
 		d := b.logs[c.Log]
 		if d == nil {
+			if !b.within(c.At) {
+				continue // another period's to check
+			}
 			b.fail(CreditedArrived, c.Transfer, "transfer %s credits %s base units of log %s:%d on %s, which no deposit before %s shows",
 				c.Transfer, c.Units, c.TxHash, c.Index, c.Network, b.until.Format(time.RFC3339))
 			continue
@@ -181,7 +185,7 @@ func (b *builder) deposits(f Facts) {
 	for _, d := range sortedDeposits(b.logs) {
 		l := b.line(d.Network, d.Token)
 		credited := orZero(b.credited[d.Log])
-		if credited.Cmp(d.Units) > 0 {
+		if credited.Cmp(d.Units) > 0 && !b.before(d.At) {
 			b.fail(CreditedArrived, d.Transfer, "log %s:%d on %s brought %s base units, and its transfers credit %s",
 				d.TxHash, d.Index, d.Network, d.Units, credited)
 		}

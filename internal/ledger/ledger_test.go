@@ -25,7 +25,7 @@ func deposit(tx string, addr, transfer string, units int64, at time.Time) Deposi
 }
 
 func credit(tx, transfer string, units int64) Credit {
-	return Credit{Log: LogOf("base", tx, 0), Transfer: transfer, Units: n(units)}
+	return Credit{Log: LogOf("base", tx, 0), Transfer: transfer, Units: n(units), At: day(2)}
 }
 
 func paid(transfer, amount, quoted, got string) Payout {
@@ -107,6 +107,13 @@ func TestBuild(t *testing.T) {
 		"a credit of a log no deposit shows": {
 			facts: func(f *Facts) { f.Credits = append(f.Credits, credit("0xghost", "t3", 1)) },
 			fails: []Invariant{CreditedArrived},
+		},
+		"a credit of a log no deposit shows, in another period": {
+			since: day(3), until: day(30),
+			facts: func(f *Facts) {
+				f.Credits = append(f.Credits, credit("0xghost", "t3", 1))
+				f.Payouts = nil
+			},
 		},
 		"credits of more than the log brought": {
 			facts: func(f *Facts) { f.Credits[1].Units = n(105_000_001) },

@@ -90,12 +90,13 @@ func credits(t *payoutv1.Transfer) []Credit {
 	if dep == nil || dep.ConfirmedAt == nil || (t.Spec.Method == payoutv1.TransferV2 && transfer.Released(t)) {
 		return nil
 	}
+	at := dep.ConfirmedAt.Time
 	if len(dep.Parts) == 0 {
-		return []Credit{{Log: LogOf(string(dep.Network), dep.TxHash, dep.LogIndex), Transfer: t.Name, Units: units(dep.Amount)}}
+		return []Credit{{Log: LogOf(string(dep.Network), dep.TxHash, dep.LogIndex), Transfer: t.Name, Units: units(dep.Amount), At: at}}
 	}
 	out := make([]Credit, 0, len(dep.Parts))
 	for _, p := range dep.Parts {
-		out = append(out, Credit{Log: LogOf(string(dep.Network), p.TxHash, p.LogIndex), Transfer: t.Name, Units: units(p.Amount)})
+		out = append(out, Credit{Log: LogOf(string(dep.Network), p.TxHash, p.LogIndex), Transfer: t.Name, Units: units(p.Amount), At: at})
 	}
 	return out
 }
