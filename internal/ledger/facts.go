@@ -17,8 +17,25 @@ type Facts struct {
 	Payouts  []Payout
 	// Balances are the chain's token balances of deposit addresses, read at the report's Until;
 	// nil when not read (the chain check is then skipped). An address the ledger expects to hold
-	// tokens and Balances lacks reads as zero.
+	// tokens and Balances lacks reads as zero, unless its network is not in ChainNetworks.
 	Balances map[Address]*big.Int
+	// ChainNetworks are the networks whose balances were read (nil: every network).
+	ChainNetworks map[string]bool
+}
+
+// Addresses are the deposit addresses the facts name (received or swept), sorted: those whose
+// balances the chain check reads.
+func (f Facts) Addresses() []Address {
+	seen := map[Address]*held{}
+	for _, d := range f.Deposits {
+		if !d.Direct {
+			seen[AddressKey(d.Network, d.Token, d.Address)] = nil
+		}
+	}
+	for _, s := range f.Sweeps {
+		seen[AddressKey(s.Network, s.Token, s.Address)] = nil
+	}
+	return sortedAddrs(seen)
 }
 
 // Address is a deposit address of one token on one network.

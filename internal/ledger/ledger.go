@@ -109,7 +109,7 @@ func Build(f Facts, since, until time.Time) *Report {
 		lines: map[[2]string]*TokenLine{}, fiat: map[string]*FiatLine{}, addrs: map[Address]*held{}}
 	b.deposits(f)
 	b.sweeps(f.Sweeps)
-	b.balances(f.Balances)
+	b.balances(f.Balances, f.ChainNetworks)
 	b.refunds(f.Refunds)
 	b.payouts(f.Payouts)
 	return b.report()
@@ -239,7 +239,7 @@ func (b *builder) sweeps(sweeps []Sweep) {
 }
 
 // balances compares what the chain says each deposit address holds with what the ledger says.
-func (b *builder) balances(chain map[Address]*big.Int) {
+func (b *builder) balances(chain map[Address]*big.Int, read map[string]bool) {
 	if chain == nil {
 		return
 	}
@@ -249,7 +249,9 @@ func (b *builder) balances(chain map[Address]*big.Int) {
 	}
 	all := map[Address]*held{}
 	for a, h := range b.addrs {
-		all[a] = h
+		if read == nil || read[a.Network] {
+			all[a] = h
+		}
 	}
 	for a := range keyed {
 		if all[a] == nil {

@@ -91,6 +91,13 @@ func TestBuild(t *testing.T) {
 			},
 			fails: []Invariant{ChainAgrees},
 		},
+		"a network whose balances were not read is not compared": {
+			facts: func(f *Facts) {
+				f.Deposits = append(f.Deposits, Deposit{Log: LogOf("tron", "0xt1", 0), Token: "usdt", Address: "TXYZ", Transfer: "t4",
+					Units: n(5), At: day(2)})
+				f.ChainNetworks = map[string]bool{"base": true}
+			},
+		},
 		"EVM addresses compare in any case": {
 			facts: func(f *Facts) {
 				delete(f.Balances, Address{Network: "base", Token: "usdc", Address: addrB})
