@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
 // Facts are everything the ledger counts, whatever stored it (a live object or the archive).
@@ -116,25 +118,12 @@ type Sweep struct {
 	ConfirmedAt time.Time
 }
 
-// PayoutState is where a payout stands at the provider, as its answer says.
-type PayoutState string
-
-const (
-	// PayoutRequested: the intent is recorded; the provider has not answered.
-	PayoutRequested PayoutState = "Requested"
-	// PayoutAccepted: the provider converted the funds.
-	PayoutAccepted PayoutState = "Accepted"
-	// PayoutCompleted: the provider sent the payment.
-	PayoutCompleted PayoutState = "Completed"
-	// PayoutRejected: the provider refused it; nothing was paid.
-	PayoutRejected PayoutState = "Rejected"
-)
-
 // Payout is a transfer's fiat payout.
 type Payout struct {
 	Transfer string
 	Currency string
-	State    PayoutState
+	// State is where it stands at the provider, as its answer says.
+	State payoutv1.PayoutState
 	// Returned: the recipient's bank sent a completed payout back.
 	Returned bool
 	// AmountUSD is the amount the customer was asked to send; FeesUSD the fees the quote
@@ -148,4 +137,6 @@ type Payout struct {
 }
 
 // Answered reports whether the provider took the payout (money went out, unless returned).
-func (p Payout) Answered() bool { return p.State == PayoutAccepted || p.State == PayoutCompleted }
+func (p Payout) Answered() bool {
+	return p.State == payoutv1.PayoutAccepted || p.State == payoutv1.PayoutCompleted
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
 // TokenDecimals is the precision of every token the service takes (transfer.TokenDecimals).
@@ -313,7 +315,7 @@ func (b *builder) payouts(payouts []Payout) {
 			b.fiat[p.Currency] = fl
 		}
 		switch {
-		case p.State == PayoutRejected:
+		case p.State == payoutv1.PayoutRejected:
 			fl.Rejected++
 			continue
 		case !p.Answered():

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
 
 var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -29,7 +31,7 @@ func credit(tx, transfer string, units int64) Credit {
 }
 
 func paid(transfer, amount, quoted, got string) Payout {
-	return Payout{Transfer: transfer, Currency: "EUR", State: PayoutCompleted, AmountUSD: decimal.RequireFromString(amount),
+	return Payout{Transfer: transfer, Currency: "EUR", State: payoutv1.PayoutCompleted, AmountUSD: decimal.RequireFromString(amount),
 		FeesUSD: decimal.RequireFromString("1.50"), Quoted: decimal.RequireFromString(quoted), Paid: decimal.RequireFromString(got), At: day(2)}
 }
 
@@ -153,7 +155,7 @@ func TestBuild(t *testing.T) {
 		},
 		"a rejected payout pays nothing and owes no quote": {
 			facts: func(f *Facts) {
-				f.Payouts[1].State, f.Payouts[1].Paid = PayoutRejected, decimal.Zero
+				f.Payouts[1].State, f.Payouts[1].Paid = payoutv1.PayoutRejected, decimal.Zero
 			},
 		},
 	}
@@ -199,10 +201,10 @@ func TestBuild(t *testing.T) {
 func TestBuildFiat(t *testing.T) {
 	f := balanced()
 	f.Payouts = append(f.Payouts,
-		Payout{Transfer: "t9", Currency: "GBP", State: PayoutRequested, AmountUSD: decimal.RequireFromString("10"), At: day(3)},
-		Payout{Transfer: "t8", Currency: "EUR", State: PayoutCompleted, Returned: true, AmountUSD: decimal.RequireFromString("0"),
+		Payout{Transfer: "t9", Currency: "GBP", State: payoutv1.PayoutRequested, AmountUSD: decimal.RequireFromString("10"), At: day(3)},
+		Payout{Transfer: "t8", Currency: "EUR", State: payoutv1.PayoutCompleted, Returned: true, AmountUSD: decimal.RequireFromString("0"),
 			Quoted: decimal.RequireFromString("5.00"), Paid: decimal.RequireFromString("5.00"), At: day(3)},
-		Payout{Transfer: "t7", Currency: "EUR", State: PayoutCompleted, At: day(40)}, // after the period
+		Payout{Transfer: "t7", Currency: "EUR", State: payoutv1.PayoutCompleted, At: day(40)}, // after the period
 	)
 	r := Build(f, time.Time{}, day(30))
 	want := []FiatLine{

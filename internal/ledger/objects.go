@@ -122,7 +122,7 @@ func payout(t *payoutv1.Transfer) (Payout, bool) {
 		return Payout{}, false
 	}
 	q := t.Spec.Quote
-	out := Payout{Transfer: t.Name, Currency: string(q.TargetCurrency), State: PayoutState(p.State), Returned: p.Returned != nil,
+	out := Payout{Transfer: t.Name, Currency: string(q.TargetCurrency), State: p.State, Returned: p.Returned != nil,
 		AmountUSD: dec(string(t.Spec.Amount)), At: p.RequestedAt.Time}
 	// a quote that cannot be read promises nothing: PaidAsQuoted then names the transfer
 	if target, err := pricing.PayoutTarget(q, t.Spec.Amount); err == nil {
