@@ -361,11 +361,14 @@ func TestFailover(t *testing.T) {
 	}
 }
 
-func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
+// refundWalletOnAnvil is a Base dev chain that mines on request, read at depth, and the refund
+// key's USDC wallet on it.
+func refundWalletOnAnvil(t *testing.T, depth int64) (*devchain.Set, *devchain.Chain, *Chain, *Wallet) {
+	t.Helper()
 	set := devchain.StartForTest(t, devchain.Base)
 	c := set.Chains[devchain.Base]
 	chaintest.ManualMining(t, c)
-	ch, err := NewChain(payoutv1.NetworkBase, chaintest.Network(c, 2))
+	ch, err := NewChain(payoutv1.NetworkBase, chaintest.Network(c, depth))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +376,11 @@ func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, c, ch, w
+}
+
+func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
+	set, c, ch, w := refundWalletOnAnvil(t, 2)
 	if w.Address() != Hex(crypto.PubkeyToAddress(set.RefundKey.PublicKey)) {
 		t.Fatal(w.Address())
 	}
@@ -425,17 +433,7 @@ func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
 // TestTokenBalances: the balances of more owners than one batch takes, in their order, as the
 // token contract answers them, after a transfer moved some.
 func TestTokenBalances(t *testing.T) {
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	chaintest.ManualMining(t, c)
-	ch, err := NewChain(payoutv1.NetworkBase, chaintest.Network(c, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWallet(ch, payoutv1.TokenUSDC, common.Bytes2Hex(crypto.FromECDSA(set.RefundKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, ch, w := refundWalletOnAnvil(t, 1)
 	fresh := common.BytesToAddress(crypto.Keccak256([]byte("ledger")))
 	nonce, err := w.PendingNonce(ctx)
 	if err != nil {
