@@ -41,6 +41,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/flagfile"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/ledger/gather"
 	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
 	"github.com/stablepay/payout-operator/internal/pricing"
@@ -84,6 +85,7 @@ type options struct {
 	transferWorkers                 int
 	recovery                        bool
 	recoveryGap                     time.Duration
+	ledgerInterval                  time.Duration
 	fiat                            wise.Config
 	mail                            notify.Config
 	chains                          chainconfig.Flags
@@ -157,6 +159,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
 	fs.DurationVar(&o.v2MatchTimeout, "v2-match-timeout", transfer.DefaultMatchTimeout, "how long a confirmed v2 transaction hash may stay unfound on chain before its transfer fails (deposit not found) and the hash is released")
 	fs.IntVar(&o.transferWorkers, "transfer-workers", 8, "transfers reconciled at once")
+	fs.DurationVar(&o.ledgerInterval, "ledger-check-interval", 10*time.Minute, "how often the controllers check the treasury's ledger, with the chain's balances of the deposit addresses (docs/operations/ledger.md); 0 disables the check")
 	fs.DurationVar(&o.recoveryGap, "recovery-gap", recovery.DefaultGap, "at a start, a heartbeat of the Recovery object older than this requires recovery (money waits for kubectl payout recover --resume): the cluster's records stop there, as after an etcd restore")
 	fs.BoolVar(&o.recovery, "recovery", false, "start after an etcd restore: no money moves (no payout created, no refund signed) until the start-up check has been acknowledged with kubectl payout recover --resume, whatever it finds (docs/operations/backup.md)")
 	o.fiat = wise.DefaultConfig()
@@ -184,6 +187,9 @@ func (o *options) check() (err error) {
 	}
 	if o.transferExpiry < time.Minute {
 		return fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
+	}
+	if o.ledgerInterval < 0 {
+		return fmt.Errorf("--ledger-check-interval: %v is negative", o.ledgerInterval)
 	}
 	if o.recoveryGap < 10*time.Second {
 		return fmt.Errorf("--recovery-gap: %v is shorter than 10s", o.recoveryGap)
@@ -346,6 +352,12 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 		if err := mgr.Add(checker); err != nil {
 			return err
+		}
+		if o.ledgerInterval > 0 {
+			if err := mgr.Add(&gather.Checker{Client: mgr.GetClient(), Store: store, Balances: gather.EVMBalances(watched.Networks),
+				Interval: o.ledgerInterval, Clock: clock.RealClock{}, Log: ctrl.Log.WithName("ledger")}); err != nil {
+				return err
+			}
 		}
 		copts.Gate = checker
 		if o.mail.Configured() {

@@ -34,6 +34,8 @@
 //	payout_facade_busiest_client_share                    gauge: share of last minute's requests from the busiest client address (WatchBusiestClientShare)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
 //	payout_sanctions_list_age_seconds                     gauge: time since the screening list's publish date, -1 without a dated list (WatchSanctionsAge)
+//	payout_ledger_invariant_failures{invariant}           gauge: failures of each invariant of the treasury's ledger at its last check (LedgerChecked)
+//	payout_ledger_checked_timestamp_seconds               gauge: when the ledger's last complete check ran
 //
 // Label values:
 //
@@ -49,4 +51,5 @@
 //	           for the limit store's errors: "per-key" or "auth-failures"
 //	reason     (auth failures) missing, malformed, invalid
 //	result     agreed, disagreed, unchecked
+//	invariant  CreditedArrived, SweptArrived, RefundOwed, PayoutFunded, PaidAsQuoted, ChainAgrees
 package metrics

@@ -31,6 +31,8 @@ const (
 	FacadeBusiestClientName    = "payout_facade_busiest_client_share"
 	RatesAgeName               = "payout_rates_age_seconds"
 	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
+	LedgerFailuresName         = "payout_ledger_invariant_failures"
+	LedgerCheckedName          = "payout_ledger_checked_timestamp_seconds"
 )
 
 // Type is a metric's Prometheus type.
@@ -75,6 +77,8 @@ var Catalog = []Metric{
 	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{FacadeBusiestClientName, Gauge, nil, "Share (0 to 1) of the REST facade's requests in the last complete minute that came from its busiest client address (an IPv4 address or IPv6 /64, as the brute-force limits count them), probes left out. Near 1 on a facade many tenants use, the facade sees a proxy's address instead of its callers' (--trusted-proxies), and one tenant's bad keys block them all."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
+	{LedgerFailuresName, Gauge, []string{"invariant"}, "Failures of each invariant of the treasury's ledger (docs/operations/ledger.md) at its last complete check; 0 when it holds."},
+	{LedgerCheckedName, Gauge, nil, "Unix time of the last complete check of the treasury's ledger (every fact read, the chain's balances of the deposit addresses among them)."},
 	{SanctionsAgeName, Gauge, nil, "Time since the publish date of the sanctions list recipients are screened against; -1 while no list is loaded or its date is unknown. Screening answers 503 past --sanctions-max-age."},
 }
 
@@ -145,6 +149,8 @@ var (
 	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 	sanctionsAge           = &optionalGauge{desc: prometheus.NewDesc(SanctionsAgeName, help(SanctionsAgeName), nil, nil)}
+	ledgerFailures         = newGaugeVec(LedgerFailuresName)
+	ledgerChecked          = prometheus.NewGauge(prometheus.GaugeOpts{Name: LedgerCheckedName, Help: help(LedgerCheckedName)})
 )
 
 func init() {
@@ -154,6 +160,7 @@ func init() {
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors, facadeBusiestClient,
+		ledgerFailures, ledgerChecked,
 	)
 	// ratesAge is registered by WatchRatesAge, sanctionsAge by WatchSanctionsAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the

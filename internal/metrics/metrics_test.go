@@ -41,6 +41,7 @@ func TestCatalogIsRegistered(t *testing.T) {
 	metrics.ChainGap(payoutv1.NetworkBase, 0)
 	metrics.ChainCrossCheck(payoutv1.NetworkBase, metrics.CrossCheckAgreed)
 	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
+	metrics.LedgerChecked(nil, time.Now())
 	s := metricstest.MustGather(t)
 	for _, m := range metrics.Catalog {
 		f := s[m.Name]
@@ -369,5 +370,29 @@ func TestSanctionsAge(t *testing.T) {
 	metrics.WatchSanctionsAge(func() (time.Duration, bool) { return 3 * 24 * time.Hour, true })
 	if got := metricstest.MustGather(t).Sum(metrics.SanctionsAgeName); got != 3*86400 {
 		t.Errorf("sanctions age %v, want 259200", got)
+	}
+}
+
+// TestLedgerChecked: a check sets each invariant's failures, a later one that finds none clears
+// them, and a name outside the known invariants cannot add a series.
+func TestLedgerChecked(t *testing.T) {
+	at := time.Unix(1_790_000_000, 0)
+	metrics.LedgerChecked(map[string]int{"ChainAgrees": 2, "PaidAsQuoted": 1, "made-up": 1}, at)
+	s := metricstest.MustGather(t)
+	if got := s.Sum(metrics.LedgerFailuresName, "invariant", "ChainAgrees"); got != 2 {
+		t.Errorf("ChainAgrees failures %v, want 2", got)
+	}
+	if got := s.Sum(metrics.LedgerFailuresName, "invariant", "other"); got != 1 {
+		t.Errorf("failures of an unknown invariant %v under other, want 1", got)
+	}
+	if got := len(s.Series(metrics.LedgerFailuresName)); got != len(metrics.LedgerInvariants)+1 {
+		t.Errorf("%d series, want one per invariant and other", got)
+	}
+	if got := s.Sum(metrics.LedgerCheckedName); got != 1_790_000_000 {
+		t.Errorf("checked at %v", got)
+	}
+	metrics.LedgerChecked(nil, at.Add(time.Minute))
+	if got := metricstest.MustGather(t).Sum(metrics.LedgerFailuresName); got != 0 {
+		t.Errorf("failures %v after a check that found none, want 0", got)
 	}
 }

@@ -53,15 +53,43 @@ func PayoutTarget(q payoutv1.QuoteSnapshot, amount payoutv1.USDAmount) (payoutv1
 	if !ok {
 		return "", fmt.Errorf("pricing: the quote's currency %q is not supported", q.TargetCurrency)
 	}
+	asked, err := decimal.NewFromString(string(amount))
+	if err != nil {
+		return "", fmt.Errorf("pricing: the transfer's amount %q is not a decimal number", amount)
+	}
+	f, err := quotedFees(q)
+	if err != nil {
+		return "", err
+	}
+	if asked.Sub(f.source).Abs().GreaterThan(MinAmount) {
+		return "", fmt.Errorf("pricing: the amount %s is not within 0.01 of the quoted %s", asked, f.source)
+	}
+	target := decimal.New(0, -minor)
+	if net := asked.Sub(f.fees); net.IsPositive() {
+		target = net.Mul(f.rate).Truncate(minor)
+	}
+	return payoutv1.Decimal(target.StringFixed(minor)), nil
+}
+
+// QuotedFees is what a transfer priced with q is charged, in USD: the provider charge, the
+// service fee and the transfer fee, as PayoutTarget deducts them before converting.
+func QuotedFees(q payoutv1.QuoteSnapshot) (decimal.Decimal, error) {
+	f, err := quotedFees(q)
+	return f.fees, err
+}
+
+type fees struct{ source, rate, fees decimal.Decimal }
+
+// quotedFees reads q's figures: its sourceAmount, its rate, and its fees added up.
+func quotedFees(q payoutv1.QuoteSnapshot) (fees, error) {
 	var (
-		asked, source, percent, transferFee, rate decimal.Decimal
-		provider                                  = decimal.Zero
+		source, percent, transferFee, rate decimal.Decimal
+		provider                           = decimal.Zero
 	)
 	for _, f := range []struct {
 		what, text string
 		into       *decimal.Decimal
 	}{
-		{"the transfer's amount", string(amount), &asked},
 		{"the quote's sourceAmount", string(q.SourceAmount), &source},
 		{"the quote's serviceFeePercent", string(q.ServiceFeePercent), &percent},
 		{"the quote's transferFee", string(q.TransferFee), &transferFee},
@@ -69,26 +97,19 @@ func PayoutTarget(q payoutv1.QuoteSnapshot, amount payoutv1.USDAmount) (payoutv1
 	} {
 		d, err := decimal.NewFromString(f.text)
 		if err != nil {
-			return "", fmt.Errorf("pricing: %s %q is not a decimal number", f.what, f.text)
+			return fees{}, fmt.Errorf("pricing: %s %q is not a decimal number", f.what, f.text)
 		}
 		*f.into = d
 	}
 	if q.ProviderCharge != nil {
 		d, err := decimal.NewFromString(string(*q.ProviderCharge))
 		if err != nil {
-			return "", fmt.Errorf("pricing: the quote's providerCharge %q is not a decimal number", *q.ProviderCharge)
+			return fees{}, fmt.Errorf("pricing: the quote's providerCharge %q is not a decimal number", *q.ProviderCharge)
 		}
 		provider = d
-	}
-	if asked.Sub(source).Abs().GreaterThan(MinAmount) {
-		return "", fmt.Errorf("pricing: the amount %s is not within 0.01 of the quoted %s", asked, source)
 	}
 	// Price's service fee, without PlatformFee's bound on the percentage: the v2 fee structure's
 	// surcharge may take a quote's percentage to 100 or past it, which only makes the target 0.
 	serviceFee := percentOf(source, percent).Round(usdMinorUnits)
-	target := decimal.New(0, -minor)
-	if net := asked.Sub(provider).Sub(serviceFee).Sub(transferFee); net.IsPositive() {
-		target = net.Mul(rate).Truncate(minor)
-	}
-	return payoutv1.Decimal(target.StringFixed(minor)), nil
+	return fees{source: source, rate: rate, fees: provider.Add(serviceFee).Add(transferFee)}, nil
 }

@@ -361,11 +361,14 @@ func TestFailover(t *testing.T) {
 	}
 }
 
-func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
+// refundWalletOnAnvil is a Base dev chain that mines on request, read at depth, and the refund
+// key's USDC wallet on it.
+func refundWalletOnAnvil(t *testing.T, depth int64) (*devchain.Set, *devchain.Chain, *Chain, *Wallet) {
+	t.Helper()
 	set := devchain.StartForTest(t, devchain.Base)
 	c := set.Chains[devchain.Base]
 	chaintest.ManualMining(t, c)
-	ch, err := NewChain(payoutv1.NetworkBase, chaintest.Network(c, 2))
+	ch, err := NewChain(payoutv1.NetworkBase, chaintest.Network(c, depth))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +376,11 @@ func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, c, ch, w
+}
+
+func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
+	set, c, ch, w := refundWalletOnAnvil(t, 2)
 	if w.Address() != Hex(crypto.PubkeyToAddress(set.RefundKey.PublicKey)) {
 		t.Fatal(w.Address())
 	}
@@ -419,5 +427,48 @@ func TestWalletSignsOnceBroadcastsTwice(t *testing.T) {
 	}
 	if _, err := NewWallet(ch, payoutv1.TokenUSDC, "not a key"); err == nil || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("NewWallet with a bad key: %v", err)
+	}
+}
+
+// TestTokenBalances: the balances of more owners than one batch takes, in their order, as the
+// token contract answers them, after a transfer moved some.
+func TestTokenBalances(t *testing.T) {
+	_, c, ch, w := refundWalletOnAnvil(t, 1)
+	fresh := common.BytesToAddress(crypto.Keccak256([]byte("ledger")))
+	nonce, err := w.PendingNonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := w.SignTransfer(ctx, Hex(fresh), big.NewInt(7_000_001), nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Broadcast(ctx, signed.Raw); err != nil {
+		t.Fatal(err)
+	}
+	chaintest.Mine(t, c, 1)
+	owners := make([]string, 0, 150)
+	for i := range 148 {
+		owners = append(owners, Hex(common.BigToAddress(big.NewInt(int64(1000+i)))))
+	}
+	owners = append(owners, Hex(fresh), w.Address())
+	got, err := ch.TokenBalances(ctx, payoutv1.TokenUSDC, owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[148].Int64() != 7_000_001 {
+		t.Errorf("the fresh address holds %s, want 7000001", got[148])
+	}
+	want, _ := c.BalanceOf(ctx, devchain.USDC, common.HexToAddress(w.Address()))
+	if got[149].Cmp(want) != 0 {
+		t.Errorf("the wallet holds %s, the contract says %s", got[149], want)
+	}
+	for i, b := range got[:148] {
+		if b.Sign() != 0 {
+			t.Errorf("owner %d holds %s", i, b)
+		}
+	}
+	if _, err := ch.TokenBalances(ctx, payoutv1.Token("dai"), owners[:1]); err == nil {
+		t.Error("a token the network does not configure was read")
 	}
 }

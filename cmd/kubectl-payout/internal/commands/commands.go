@@ -15,6 +15,7 @@ import (
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/completion"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/describe"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/get"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/ledger"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/recovery"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/refund"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/wallet"
@@ -27,8 +28,8 @@ func NewRoot(displayName string, f *cli.Factory) *cobra.Command {
 		Use:   "kubectl-payout",
 		Short: "Operate the stablecoin payout service",
 		Long: `Operate the stablecoin payout service: create accounts and API keys, verify and
-block wallets, refund failed transfers, inspect transfers and recover after a
-restore.
+block wallets, refund failed transfers, inspect transfers, print the treasury's
+ledger and recover after a restore.
 
 Every command talks to the cluster of $KUBECONFIG (or --kubeconfig) and returns
 once its change is stored. The rights it needs are those of the ClusterRole
@@ -53,6 +54,7 @@ payout-operator-role. Shell completion: kubectl payout completion --help.`,
 		get.NewCmdGet(f),
 		describe.NewCmdDescribe(f),
 		recovery.NewCmdRecover(f),
+		ledger.NewCmdLedger(f),
 	)
 	root.AddCommand(completion.NewCmdCompletion(f, root))
 	return root
