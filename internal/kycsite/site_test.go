@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -258,6 +259,16 @@ func TestVendorCallback(t *testing.T) {
 	if code := call(Callback{EventID: "evt-2", Session: unproven, Result: "approved"}, now, s.vendor); code != http.StatusNotFound {
 		t.Errorf("a callback about a wallet without a proof: %d", code)
 	}
+	// an operator's record of a wallet, without a proof: the vendor's answer is about a proven owner
+	operated := &payoutv1.Wallet{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.AccountNamespace("siwe-c"),
+		Name: payoutv1.WalletName(crypto.PubkeyToAddress(other.PublicKey).Hex())},
+		Spec: payoutv1.WalletSpec{Address: payoutv1.NormalizeWallet(crypto.PubkeyToAddress(other.PublicKey).Hex())}}
+	if err := k8s.Create(context.Background(), operated); err != nil {
+		t.Fatal(err)
+	}
+	if code := call(Callback{EventID: "evt-4", Session: unproven, Result: "approved"}, now, s.vendor); code != http.StatusConflict {
+		t.Errorf("a callback about a wallet recorded without a proof: %d", code)
+	}
 	if code := call(Callback{EventID: "evt-3", Session: session, Result: "rejected"}, now, s.vendor); code != http.StatusOK || verified() {
 		t.Errorf("a rejection: %d", code)
 	}
@@ -326,5 +337,40 @@ func TestPageSecurityHeaders(t *testing.T) {
 				t.Errorf("the script: %v %v", js, err)
 			}
 		}
+	}
+}
+
+// lateTake is a nonce store whose Peek still sees a nonce once taken, as the second of two
+// proofs of one message racing on the store does (both peek before either takes).
+type lateTake struct {
+	*MemoryNonces
+	seen map[string]Challenge
+}
+
+func (l *lateTake) Peek(ctx context.Context, nonce string) (Challenge, bool, error) {
+	if c, ok := l.seen[nonce]; ok {
+		return c, true, nil
+	}
+	c, ok, err := l.MemoryNonces.Peek(ctx, nonce)
+	if ok {
+		l.seen[nonce] = c
+	}
+	return c, ok, err
+}
+
+// Of two proofs of one message that both passed the nonce's look-up, only the one that uses
+// the nonce (atomically) is taken.
+func TestRacingProofsUseTheNonceOnce(t *testing.T) {
+	s := newSite(t)
+	s.s.cfg.Nonces = &lateTake{MemoryNonces: NewMemoryNonces(s.clock.Now), seen: map[string]Challenge{}}
+	link := account(t, "siwe-race", false)
+	key, _ := crypto.GenerateKey()
+	text := s.challenge(link, key)
+	sig := signAs(t, key, text)
+	if code, out := s.prove(link, text, sig); code != http.StatusOK {
+		t.Fatalf("first proof: %d %v", code, out)
+	}
+	if code, out := s.prove(link, text, sig); code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out["error"]), "used") {
+		t.Errorf("the racing second proof: %d %v", code, out)
 	}
 }
