@@ -88,7 +88,7 @@ export KUSTOMIZE
 # chain watcher and payoutd's leader election), the REST facade, and the operators' plugin.
 CRD_PATHS := paths="./api/..."
 CONTROLLER_RBAC_PATHS := paths="./controllers/..." paths="./internal/chain/..." paths="./internal/recovery/..." paths="./cmd/payoutd/..."
-FACADE_RBAC_PATHS := paths="./apiserver/..."
+FACADE_RBAC_PATHS := paths="./apiserver/..." paths="./internal/kycsite/..."
 OPERATOR_RBAC_PATHS := paths="./cmd/kubectl-payout/..."
 # $(call rbac-gen,DIR) writes the three roles to DIR/{controller,facade,operator}/role.yaml.
 rbac-gen = $(CONTROLLER_GEN) rbac:roleName=controller-role $(CONTROLLER_RBAC_PATHS) output:rbac:artifacts:config=$(1)/controller && \

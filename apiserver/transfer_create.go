@@ -409,9 +409,9 @@ func (s *Server) networkHead(ctx context.Context, network payoutv1.Network) (int
 	return cur.Status.Head, nil
 }
 
-// walletBinding reads the holder of a v2 wallet's binding (PayoutAccount bindWallets: the first
-// account that completed a v2 transfer from the wallet holds it) past the cache: a binding is
-// rare and a create must not miss one made a moment ago.
+// walletBinding reads the holder of a v2 wallet's binding (PayoutAccount bindWallets: an account
+// the wallet's owner proved control for holds it) past the cache: a binding is rare and a create
+// must not miss one made a moment ago.
 func (s *Server) walletBinding(ctx context.Context, c *Caller, wallet string) transfer.BindingFacts {
 	key := chain.SenderKey(wallet)
 	if key == "" {

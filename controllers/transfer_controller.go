@@ -304,7 +304,8 @@ func (r *TransferReconciler) gatherDeposits(ctx context.Context, t *payoutv1.Tra
 }
 
 // gatherBindings reads which accounts the senders of a v2 transfer's transaction, and of its
-// deposit, are bound to (PayoutAccount bindWallets).
+// deposit, are bound to (PayoutAccount bindWallets), and, for an account that binds wallets,
+// whether the deposit's sender was proven for it.
 func (r *TransferReconciler) gatherBindings(ctx context.Context, t *payoutv1.Transfer, in *transfer.Input) error {
 	var senders []string
 	if in.Tx != nil {
@@ -333,7 +334,28 @@ func (r *TransferReconciler) gatherBindings(ctx context.Context, t *payoutv1.Tra
 		}
 		in.WalletBindings[key] = c.Spec.Holder.Namespace
 	}
+	if dep := t.Status.Deposit; dep != nil && in.BindWallets {
+		proven, err := r.provenFor(ctx, t.Namespace, dep.From)
+		if err != nil {
+			return err
+		}
+		in.ProvenWallets = map[string]bool{chain.SenderKey(dep.From): proven}
+	}
 	return nil
+}
+
+// provenFor reports whether the owner of wallet proved control for the account of namespace on
+// the wallet verification site: its Wallet record there holds a proof signed by the wallet.
+func (r *TransferReconciler) provenFor(ctx context.Context, namespace, wallet string) (bool, error) {
+	w := &payoutv1.Wallet{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: payoutv1.WalletName(wallet)}, w); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	p := w.Spec.Proof
+	return p != nil && w.Spec.Address == payoutv1.NormalizeWallet(wallet) && payoutv1.NormalizeWallet(p.Signer) == w.Spec.Address, nil
 }
 
 // gatherRefunds reads the refund requests of the transfer: the one of its deposit, named after
@@ -420,8 +442,9 @@ func (r *TransferReconciler) releaseHash(ctx context.Context, t *payoutv1.Transf
 	return client.IgnoreNotFound(err)
 }
 
-// bindWallet binds the sender of a completed v2 transfer to its account: the first account to
-// complete a transfer from a wallet holds it (the API server's atomic create decides).
+// bindWallet binds the sender of a completed v2 transfer to its account, the wallet's owner
+// having proved control for it (the decision's rule); when two accounts it was proven for both
+// bind, the first binding made holds it (the API server's atomic create decides).
 func (r *TransferReconciler) bindWallet(ctx context.Context, t *payoutv1.Transfer, wallet string) error {
 	key := payoutv1.NormalizeClaimKey(payoutv1.ClaimWalletBinding, chain.SenderKey(wallet))
 	c := &payoutv1.Claim{

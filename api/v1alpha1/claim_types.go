@@ -17,8 +17,9 @@ const (
 	ClaimTxHash       ClaimKind = "tx-hash"
 	ClaimRecipientID  ClaimKind = "recipient-id"
 	ClaimTransferID   ClaimKind = "transfer-id"
-	// ClaimWalletBinding binds a v2 sender wallet (its chain.SenderKey) to the account whose
-	// transfer from it completed first (PayoutAccount bindWallets). Its holder is the account:
+	// ClaimWalletBinding binds a v2 sender wallet (its chain.SenderKey) to an account that binds
+	// wallets (PayoutAccount bindWallets) and that the wallet's owner proved control for (Wallet
+	// spec.proof; the first such account to bind it holds it). Its holder is the account:
 	// namespace the account's namespace, name the account's name. It carries
 	// ClaimBindingFinalizer.
 	ClaimWalletBinding ClaimKind = "wallet-binding"

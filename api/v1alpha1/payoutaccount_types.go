@@ -62,9 +62,11 @@ type PayoutAccountSpec struct {
 	// +kubebuilder:default=false
 	V2FeeStructure bool `json:"v2FeeStructure"`
 
-	// bindWallets binds a v2 sender wallet to this account once a v2 transfer of the account
-	// paid from it completes: from then on another account that names the wallet in a v2
-	// transfer is refused (403), and a v2 deposit from it pays no other account's transfer.
+	// bindWallets binds a v2 sender wallet to this account once its owner proved control for
+	// the account on the wallet verification site (Wallet spec.proof): at the proof, or when a v2
+	// transfer of the account paid from a proven wallet completes. From then on another account
+	// that names the wallet in a v2 transfer is refused (403), and a v2 deposit from it pays no
+	// other account's transfer.
 	// Off by default: the spec has no such rule; it closes, for accounts that want it, the
 	// shared v2 address's weakness that anyone may declare anyone's wallet.
 	// +optional

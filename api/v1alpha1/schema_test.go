@@ -139,6 +139,23 @@ var _ = Describe("CEL and schema rules", func() {
 		expectInvalid(env.Client.Update(ctx, q), "a quote is immutable")
 	})
 
+	It("keeps a wallet's proof of control once written (issue 28)", func() {
+		w := testgen.Wallet(ns, "0x1111111111111111111111111111111111111111")
+		w.Spec.KYCVerified = false
+		Expect(env.Client.Create(ctx, w)).To(Succeed())
+		proof := &payoutv1.WalletProof{Message: "signed text", Signature: "0x" + strings.Repeat("ab", 65),
+			Signer: "0x1111111111111111111111111111111111111111", ProvenAt: metav1.Now()}
+		w.Spec.Proof = proof.DeepCopy()
+		Expect(env.Client.Update(ctx, w)).To(Succeed())
+		w.Spec.Proof.Message = "other text"
+		expectInvalid(env.Client.Update(ctx, w), "proof of control is immutable")
+		w.Spec.Proof = nil
+		expectInvalid(env.Client.Update(ctx, w), "proof of control is immutable")
+		// the rest of the record still changes: the KYC vendor's answer comes after the proof
+		w.Spec.Proof, w.Spec.KYCVerified = proof.DeepCopy(), true
+		Expect(env.Client.Update(ctx, w)).To(Succeed())
+	})
+
 	It("sets a v2 transaction hash once and never overwrites it", func() {
 		t := testgen.Transfer(ns, "aaaaaaaaaaaaaaaaaaaaaaa5", testgen.V2())
 		Expect(env.Client.Create(ctx, t)).To(Succeed())

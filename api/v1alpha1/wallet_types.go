@@ -26,6 +26,7 @@ func WalletName(address string) string {
 }
 
 // WalletSpec is a wallet known to an account.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.proof) || (has(self.proof) && self.proof == oldSelf.proof)",message="a wallet's proof of control is immutable once written"
 type WalletSpec struct {
 	// address of the wallet (normalised: EVM lower-case).
 	// +required
@@ -40,6 +41,32 @@ type WalletSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	VerifiedBy string `json:"verifiedBy,omitempty"`
+	// proof is the wallet owner's proof of control for this account: the Sign-In with Ethereum
+	// message (EIP-4361) the wallet verification site issued and the wallet's signature of it,
+	// kept for audit. A wallet with a proof is one an account that binds wallets (PayoutAccount
+	// bindWallets) binds.
+	// +optional
+	Proof *WalletProof `json:"proof,omitempty"`
+}
+
+// WalletProof is a signed EIP-4361 message: the wallet's owner proved control for the account.
+type WalletProof struct {
+	// message is the EIP-4361 text signed, byte for byte.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	Message string `json:"message"`
+	// signature is the EIP-191 (personal_sign) signature of message: 65 bytes in hex.
+	// +required
+	// +kubebuilder:validation:Pattern=`^0x[0-9a-fA-F]{130}$`
+	Signature string `json:"signature"`
+	// signer is the address recovered from the signature (EIP-55 case); it is the wallet.
+	// +required
+	// +kubebuilder:validation:Pattern=`^0x[0-9a-fA-F]{40}$`
+	Signer string `json:"signer"`
+	// provenAt is when the site checked the signature.
+	// +required
+	ProvenAt metav1.Time `json:"provenAt"`
 }
 
 // WalletStatus is the observed state of a wallet record.
@@ -63,6 +90,7 @@ type WalletStatus struct {
 // +kubebuilder:resource:shortName={wal,wals},categories=payouts
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`
 // +kubebuilder:printcolumn:name="KYC",type=boolean,JSONPath=`.spec.kycVerified`
+// +kubebuilder:printcolumn:name="Proven",type=date,JSONPath=`.spec.proof.provenAt`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Wallet struct {

@@ -80,6 +80,7 @@ type options struct {
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
 	kycURL, riskURL                 string
+	kycSite                         kycSiteOptions
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
@@ -117,6 +118,10 @@ func newOptions() *options {
 	return &options{
 		kycToken:  secret.Setting{Name: "kyc-token", Env: "PAYOUT_KYC_TOKEN"},
 		riskToken: secret.Setting{Name: "risk-token", Env: "PAYOUT_RISK_TOKEN"},
+		kycSite: kycSiteOptions{
+			linkKey:      secret.Setting{Name: "kyc-link-key", Env: "PAYOUT_KYC_LINK_KEY"},
+			vendorSecret: secret.Setting{Name: "kyc-vendor-secret", Env: "PAYOUT_KYC_VENDOR_SECRET"},
+		},
 	}
 }
 
@@ -154,6 +159,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.kycToken.BindFlags(fs, "bearer token of the wallet-verification service")
 	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
 	o.riskToken.BindFlags(fs, "bearer token of the wallet-screening service")
+	o.kycSite.bindFlags(fs)
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
@@ -213,6 +219,9 @@ func (o *options) check() (err error) {
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
 		return fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
+	}
+	if err := o.kycSite.check(o.api); err != nil {
+		return err
 	}
 	if o.api {
 		if err := o.limits.Validate(); err != nil {
@@ -391,6 +400,9 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 		log.Info("REST facade listening", "url", srv.URL())
 		if err := mgr.Add(apiserver.Runnable{Server: srv}); err != nil {
+			return err
+		}
+		if err := o.kycSite.start(mgr, log); err != nil {
 			return err
 		}
 		go reloadOnHangup(ctx, screener, log)

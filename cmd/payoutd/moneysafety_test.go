@@ -2,19 +2,26 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/compliance/siwe"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/kycsite"
 	"github.com/stablepay/payout-operator/internal/refund"
 )
 
@@ -153,6 +160,8 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		}
 		owner := newAccount(url, func(s *admin.AccountSettings) { s.BindWallets = true })
 		other := newAccount(url)
+		// issue 28: an account binds only a wallet whose owner proved control for it
+		proveWallet(owner, key)
 		m := owner.must(200, "POST", "/api/payouts/transfer/v2", fromWallet(owner, "23.00"))
 		id := m["transfer_id"].(string)
 		tx, err := base.SendTransfer(context.Background(), key, devchain.USDC, common.HexToAddress(m["deposit_address"].(string)), big.NewInt(23_000_000))
@@ -172,6 +181,26 @@ var _ = Describe("a v2 hash confirmed by another account", Ordered, func() {
 		owner.must(200, "POST", "/api/payouts/transfer/v2", fromWallet(owner, "24.00"))
 	})
 })
+
+// proveWallet records that key's owner proved control for acct, as the wallet verification
+// site does (internal/kycsite, tested over HTTP there): a Sign-In with Ethereum message naming
+// the account, signed by the key, on the account's Wallet record.
+func proveWallet(acct *account, key *ecdsa.PrivateKey) {
+	GinkgoHelper()
+	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	now := time.Now().UTC().Truncate(time.Second)
+	m := &siwe.Message{Domain: "kyc.payout.localhost", Address: addr, Statement: kycsite.Statement(acct.name),
+		URI: "http://kyc.payout.localhost/verify", Version: "1", ChainID: 1, Nonce: "e2e" + strings.Repeat("0", 13),
+		IssuedAt: now.Format(time.RFC3339), ExpirationTime: now.Add(time.Minute).Format(time.RFC3339)}
+	text := m.String()
+	sig, err := crypto.Sign(accounts.TextHash([]byte(text)), key)
+	Expect(err).NotTo(HaveOccurred())
+	sig[64] += 27
+	w := &payoutv1.Wallet{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.AccountNamespace(acct.name), Name: payoutv1.WalletName(addr)},
+		Spec: payoutv1.WalletSpec{Address: payoutv1.NormalizeWallet(addr),
+			Proof: &payoutv1.WalletProof{Message: text, Signature: hexutil.Encode(sig), Signer: addr, ProvenAt: metav1.Now()}}}
+	Expect(env.Client.Create(context.Background(), w)).To(Succeed())
+}
 
 // logIndexOf is the log index of the token transfer in the transaction hash.
 func logIndexOf(hash common.Hash) uint {

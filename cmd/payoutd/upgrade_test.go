@@ -344,6 +344,7 @@ func markNewer(kinds []string) {
 func openV1(acct *account, rid int64, amount string, units int64) (string, common.Address, *ecdsa.PrivateKey, common.Address) {
 	GinkgoHelper()
 	key, w := freshWallet(units)
+	proveWallet(acct, key) // what an account that binds wallets binds (issue 28)
 	body := transferBody(acct.quote(amount), amount, rid, true)
 	body["wallet_address"] = w.Hex()
 	t := acct.must(200, "POST", "/api/payouts/transfer", body)["transfer"].(map[string]any)
@@ -355,6 +356,7 @@ func openV1(acct *account, rid int64, amount string, units int64) (string, commo
 func payV2(acct *account, rid int64, amount string, units int64) string {
 	GinkgoHelper()
 	key, w := freshWallet(units)
+	proveWallet(acct, key) // what an account that binds wallets binds (issue 28)
 	body := transferBody(acct.quote(amount), amount, rid, true)
 	body["wallet_address"] = w.Hex()
 	m := acct.must(200, "POST", "/api/payouts/transfer/v2", body)

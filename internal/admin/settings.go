@@ -15,8 +15,8 @@ type AccountSettings struct {
 	Email string
 
 	KYCRequired, V1Enabled, V2WalletScreening, V2FeeStructure, SmartWalletDeployed bool
-	// BindWallets binds a v2 sender wallet to the account once a v2 transfer from it completes
-	// (off by default: the spec has no such rule).
+	// BindWallets binds the v2 sender wallets proven for the account on the wallet verification
+	// site (off by default: the spec has no such rule).
 	BindWallets bool
 
 	// MinAmount and MaxAmount are inclusive USD bounds; ServiceFeeFixed is in USD: at most two

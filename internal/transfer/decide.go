@@ -691,7 +691,9 @@ func networkOr(n payoutv1.Network) payoutv1.Network {
 // actOnOutcome acts on a transfer that ended: it stores the outcome e-mail to send (once; the
 // controller sends it after the store, so that a retry sends this very outcome again, never
 // another), deletes the recipient (spec 2.1) unless kept, and binds the wallet that paid a
-// completed v2 transfer to its account when the account binds wallets.
+// completed v2 transfer to its account when the account binds wallets and the wallet's owner
+// proved control for it (the site binds at the proof already; this binds a wallet proven before
+// the account turned bindWallets on).
 func actOnOutcome(d *decision) {
 	if !d.ended() {
 		return
@@ -714,7 +716,7 @@ func actOnOutcome(d *decision) {
 		d.out.Actions = append(d.out.Actions, Action{Kind: ActDeleteRecipient, RecipientID: d.in.Recipient.ID})
 	}
 	if dep := d.confirmedDeposit(); dep != nil && d.st.Failure == nil && d.t.Spec.Method == payoutv1.TransferV2 &&
-		d.in.BindWallets && d.in.WalletBindings[chain.SenderKey(dep.From)] == "" {
+		d.in.BindWallets && d.in.WalletBindings[chain.SenderKey(dep.From)] == "" && d.in.ProvenWallets[chain.SenderKey(dep.From)] {
 		d.out.Actions = append(d.out.Actions, Action{Kind: ActBindWallet, Wallet: dep.From})
 	}
 }

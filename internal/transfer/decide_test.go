@@ -785,7 +785,13 @@ func TestV2BindWallet(t *testing.T) {
 		t.Status.Payout = &payoutv1.PayoutFacts{Reference: id, Provider: "simbank", State: payoutv1.PayoutAccepted, RequestedAt: metav1.NewTime(epoch)}
 	})
 	bind := func(in *Input) { in.BindWallets = true }
-	d := Decide(input(tr, at(time.Hour), withProvider(payoutv1.PayoutCompleted, ""), bind))
+	// Issue 28: the binding is no longer first come, first served: a wallet its owner did not
+	// prove for the account is not bound by a completed transfer.
+	if d := Decide(input(tr, at(time.Hour), withProvider(payoutv1.PayoutCompleted, ""), bind)); hasAction(d, ActBindWallet, "") {
+		t.Error("binds a wallet not proven for the account")
+	}
+	proven := func(in *Input) { in.ProvenWallets = map[string]bool{chain.SenderKey(wallet): true} }
+	d := Decide(input(tr, at(time.Hour), withProvider(payoutv1.PayoutCompleted, ""), bind, proven))
 	var a *Action
 	for i := range d.Actions {
 		if d.Actions[i].Kind == ActBindWallet {
@@ -795,7 +801,7 @@ func TestV2BindWallet(t *testing.T) {
 	if a == nil || !chain.SameSender(a.Wallet, wallet) {
 		t.Fatalf("binds the sender: %+v", d.Actions)
 	}
-	if d := Decide(input(tr, at(time.Hour), withProvider(payoutv1.PayoutCompleted, ""))); hasAction(d, ActBindWallet, "") {
+	if d := Decide(input(tr, at(time.Hour), withProvider(payoutv1.PayoutCompleted, ""), proven)); hasAction(d, ActBindWallet, "") {
 		t.Error("no binding for an account that does not bind wallets")
 	}
 }

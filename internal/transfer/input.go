@@ -42,8 +42,13 @@ type Input struct {
 	// WalletBindings are the accounts (their namespaces) the senders of the v2 transaction are
 	// bound to, by chain.SenderKey; a sender bound to no account is absent.
 	WalletBindings map[string]string
-	// BindWallets: the transfer's account binds the wallets its v2 transfers are paid from.
+	// BindWallets: the transfer's account binds the wallets its v2 transfers are paid from,
+	// once their owners proved control for it (ProvenWallets).
 	BindWallets bool
+	// ProvenWallets are the senders of the v2 deposit (by chain.SenderKey) whose owner proved
+	// control for the transfer's account on the wallet verification site (Wallet spec.proof).
+	// Only those are bound: a binding is not first come, first served (issue 28).
+	ProvenWallets map[string]bool
 	// DepositHolder is the transfer ("namespace/name") that holds the claim binding a v2
 	// transfer's deposit log (DepositClaimKey), once read or made; "" when none is known.
 	DepositHolder string

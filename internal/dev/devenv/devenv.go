@@ -30,6 +30,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/kycsite"
 	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
 )
@@ -173,6 +174,10 @@ func Run(ctx context.Context, cfg Config) error {
 		"PAYOUT_API_KEY=" + key,
 		"PAYOUT_KUBECTL_PLUGIN=" + plugin,
 		"PAYOUT_MAIL_DIR=" + svc.mailDir,
+		"PAYOUT_KYC_URL=" + svc.kycSiteURL,
+		// a link of the default account to its page, valid for a week
+		"PAYOUT_KYC_DEFAULT_LINK=" + svc.kycSiteURL + "/verify?link=" +
+			kycsite.IssueLink([]byte(svc.linkKey), "default", time.Now().Add(7*24*time.Hour)),
 	}
 	vars = append(vars, chains.Env()...)
 	if err := writeAtomic(envFile, []byte(envText(vars)), 0o600); err != nil {

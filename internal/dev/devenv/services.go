@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -20,6 +21,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
 	"github.com/stablepay/payout-operator/internal/dev/refdata"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
+	"github.com/stablepay/payout-operator/internal/dev/simkyc"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 )
 
@@ -47,6 +49,10 @@ type services struct {
 	refs *refdata.Server
 	// chainConfig is the payoutd chain configuration file.
 	chainConfig string
+	// kycSiteURL is the wallet verification site's origin (payoutd serves it on that address);
+	// linkKey signs its links, vendorSecret the simulated KYC vendor's callbacks: fresh every run.
+	kycSiteURL, linkKey, vendorSecret string
+	vendor                            *simkyc.Server
 }
 
 func (s *services) stop() {
@@ -58,6 +64,9 @@ func (s *services) stop() {
 	}
 	if s.refs != nil {
 		_ = s.refs.Close()
+	}
+	if s.vendor != nil {
+		_ = s.vendor.Close()
 	}
 }
 
@@ -85,6 +94,10 @@ func startServices(dir string, chains *devchain.Set) (*services, error) {
 		s.stop()
 		return nil, err
 	}
+	if err := s.startKYC(); err != nil {
+		s.stop()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -105,12 +118,36 @@ func (s *services) payoutdArgs() []string {
 		"--sanctions-url", s.refs.SanctionsURL(),
 		"--sanctions-max-age", "0",
 		"--rates-url", s.refs.RatesURL(),
+		"--kyc-site-bind-address", strings.TrimPrefix(s.kycSiteURL, "http://"),
+		"--kyc-site-url", s.kycSiteURL,
+		"--kyc-vendor-url", s.vendor.URL(),
 	}
 }
 
-// payoutdEnv is payoutd's environment for the services: the bank's token stays out of argv.
+// startKYC picks the wallet verification site's address and starts the simulated KYC vendor
+// that calls it back.
+func (s *services) startKYC() error {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	s.kycSiteURL = "http://" + addr
+	if s.linkKey, err = randomToken(); err != nil {
+		return err
+	}
+	if s.vendorSecret, err = randomToken(); err != nil {
+		return err
+	}
+	s.vendor, err = simkyc.Start(simkyc.Options{Addr: "127.0.0.1:0", CallbackURL: s.kycSiteURL + "/vendor/callback", Secret: []byte(s.vendorSecret)})
+	if err != nil {
+		return fmt.Errorf("the simulated KYC vendor: %w", err)
+	}
+	return nil
+}
+
+// payoutdEnv is payoutd's environment for the services: the secrets stay out of argv.
 func (s *services) payoutdEnv() []string {
-	return []string{"PAYOUT_FIAT_TOKEN=" + s.bankToken}
+	return []string{"PAYOUT_FIAT_TOKEN=" + s.bankToken, "PAYOUT_KYC_LINK_KEY=" + s.linkKey, "PAYOUT_KYC_VENDOR_SECRET=" + s.vendorSecret}
 }
 
 // WriteChainConfig writes payoutd's chain configuration of the dev chains into dir, with the

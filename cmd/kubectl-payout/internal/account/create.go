@@ -64,7 +64,7 @@ inclusive bounds. A bare IP in --allowed-ips means that one address (/32, /128).
 	fs.BoolVar(&o.V2Screening, "v2-screening", d.V2WalletScreening, "screen v2 sender wallets")
 	fs.BoolVar(&o.V2Offloader, "v2-offloader", d.V2FeeStructure, "put the account on the v2 fee structure (quotes with v2_offloader=true)")
 	fs.BoolVar(&o.SmartWallet, "smart-wallet", d.SmartWalletDeployed, "the account has a deployed smart-contract wallet")
-	fs.BoolVar(&o.BindWallets, "bind-wallets", d.BindWallets, "bind each v2 sender wallet to this account once a transfer from it completes: other accounts naming it get 403, and its deposits pay no other account's transfer")
+	fs.BoolVar(&o.BindWallets, "bind-wallets", d.BindWallets, "bind the v2 sender wallets whose owners proved control for this account on the wallet verification site (docs/kyc-site.md): other accounts naming one get 403, and its deposits pay no other account's transfer")
 	fs.StringVar(&o.MinAmount, "min-amount", d.MinAmount, "smallest USD amount accepted, inclusive (default no limit)")
 	fs.StringVar(&o.MaxAmount, "max-amount", d.MaxAmount, "largest USD amount accepted, inclusive (default no limit)")
 	fs.StringSliceVar(&o.AllowedIPs, "allowed-ips", d.AllowedIPs, "CIDRs callers must come from, comma-separated (default any address)")
