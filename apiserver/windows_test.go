@@ -77,9 +77,7 @@ func TestWindowsAdmitTheLimitExactlyUnderConcurrency(t *testing.T) {
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 50 {
 				if ok, err := kl.take(context.Background(), httptest.NewRecorder(), "b", "k"); err != nil {
 					t.Error(err)
@@ -87,7 +85,7 @@ func TestWindowsAdmitTheLimitExactlyUnderConcurrency(t *testing.T) {
 					admitted.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := admitted.Load(); n != 500 {
