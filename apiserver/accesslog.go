@@ -42,7 +42,7 @@ func (a accessLog) write(method, path string, rec *record, took time.Duration) {
 		}
 		f := make([]zap.Field, 0, 10)
 		f = append(f, zap.String("requestId", rec.id), zap.String("method", method), zap.String("path", path),
-			zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Float64("durationMs", ms), zap.String("ip", rec.ip))
+			zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Float64("durationMs", ms), zap.String("ip", rec.ip.String()))
 		if rec.account != "" {
 			f = append(f, zap.String("account", rec.account), zap.String("keyId", rec.keyID))
 		}
@@ -53,7 +53,7 @@ func (a accessLog) write(method, path string, rec *record, took time.Duration) {
 		return
 	}
 	kv := []any{"requestId", rec.id, "method", method, "path", path, "status", rec.status,
-		"bytes", rec.bytes, "durationMs", ms, "ip", rec.ip}
+		"bytes", rec.bytes, "durationMs", ms, "ip", rec.ip.String()}
 	if rec.account != "" {
 		kv = append(kv, "account", rec.account, "keyId", rec.keyID)
 	}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"errors"
 	"io"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -22,9 +23,9 @@ type hiddenZap struct{ logr.LogSink }
 // message, the level and every field.
 func TestAccessLogLinesAreTheSameEitherWay(t *testing.T) {
 	records := []*record{
-		{id: "r1", status: 200, bytes: 812, ip: "192.0.2.1", account: "acme", keyID: "0123456789abcdef"},
-		{id: "r2", status: 401, bytes: 40, ip: "192.0.2.2"},
-		{id: "r3", status: 503, bytes: 60, ip: "192.0.2.3", account: "acme", keyID: "0123456789abcdef", err: errors.New("the cache is not synced")},
+		{id: "r1", status: 200, bytes: 812, ip: netip.MustParseAddr("192.0.2.1"), account: "acme", keyID: "0123456789abcdef"},
+		{id: "r2", status: 401, bytes: 40, ip: netip.MustParseAddr("192.0.2.2")},
+		{id: "r3", status: 503, bytes: 60, ip: netip.MustParseAddr("192.0.2.3"), account: "acme", keyID: "0123456789abcdef", err: errors.New("the cache is not synced")},
 	}
 	lines := func(hide bool) []observer.LoggedEntry {
 		core, logs := observer.New(zapcore.InfoLevel)
@@ -74,7 +75,7 @@ func BenchmarkAccessLogSampledOut(b *testing.B) {
 	// after its first line of the hour, this sampler drops every line
 	sampled := zapcore.NewSamplerWithOptions(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
 		zapcore.AddSync(io.Discard), zapcore.InfoLevel), time.Hour, 1, 0)
-	rec := &record{id: "r1", status: 200, bytes: 812, ip: "192.0.2.1", account: "acme", keyID: "0123456789abcdef"}
+	rec := &record{id: "r1", status: 200, bytes: 812, ip: netip.MustParseAddr("192.0.2.1"), account: "acme", keyID: "0123456789abcdef"}
 	for _, c := range []struct {
 		name string
 		hide bool

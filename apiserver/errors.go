@@ -59,11 +59,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeBody writes an encoded JSON body (newline-terminated) with the headers of every answer.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// The values of the headers every body carries, made once rather than for each answer
+// (Header.Set makes a slice of each): capped at their length, so that a Header.Add to one of
+// them makes a new slice rather than write into these, and written under the keys' canonical
+// form.
+var (
+	jsonContentType = []string{"application/json; charset=utf-8"}[:1:1]
+	noSniff         = []string{"nosniff"}[:1:1]
+)
 
 // Caller-facing texts that must be identical wherever they are used.
 const (

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -19,7 +20,7 @@ type record struct {
 	id      string
 	status  int
 	bytes   int
-	ip      string
+	ip      netip.Addr
 	account string
 	keyID   string
 	err     error
@@ -67,9 +68,14 @@ func observe(log logr.Logger, next http.Handler) http.Handler {
 	access := newAccessLog(log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &record{id: requestID(r)}
-		w.Header().Set("X-Request-Id", rec.id)
-		rw := &recorder{ResponseWriter: w, rec: rec}
+		// the record, its writer and the X-Request-Id header's value in one allocation
+		o := &observed{}
+		rec := &o.rec
+		rec.id = requestID(r)
+		o.idHeader[0] = rec.id
+		w.Header()["X-Request-Id"] = o.idHeader[:] // the canonical form of the key, as Header.Set writes it
+		rw := &o.rw
+		*rw = recorder{ResponseWriter: w, rec: rec}
 		r = r.WithContext(context.WithValue(r.Context(), recordKey{}, rec))
 		defer func() {
 			if p := recover(); p != nil {
@@ -85,6 +91,13 @@ func observe(log logr.Logger, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rw, r)
 	})
+}
+
+// observed is what observe makes for a request.
+type observed struct {
+	rec      record
+	rw       recorder
+	idHeader [1]string
 }
 
 // requestID takes a caller's X-Request-Id when it is short and plain, else makes one.
@@ -112,7 +125,11 @@ func isToken(s string) bool {
 // after authentication, so that such a request with a bad credential counts as one.
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, max)
+		// a request without a body (net/http gives it NoBody: most of them, the GETs) has nothing
+		// to cap
+		if r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -129,7 +146,7 @@ func (s *Server) door(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r, s.cfg.TrustedProxies)
 		if rec := recordOf(r); rec != nil {
-			rec.ip = ip.String()
+			rec.ip = ip // made a string only for a line the access log writes
 		}
 		if isProbe(r) {
 			next.ServeHTTP(w, r)

@@ -2,12 +2,12 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/ulule/limiter/v3"
-	"github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
@@ -24,7 +24,8 @@ import (
 // alongside, so that when the store fails the replica goes on counting on its own from where
 // it stands rather than from zero (failing open to per-replica limits, never to none).
 type keyLimits struct {
-	local  map[string]*limiter.Limiter
+	limits map[string]int64 // per budget
+	local  *windows
 	shared map[string]*limiter.Limiter // nil without a shared store
 	store  *sharedlimits.Store
 }
@@ -36,16 +37,14 @@ func newKeyLimits(budgets map[string]int64) *keyLimits {
 // newKeyLimitsPer is newKeyLimits with windows of another length (for tests), shared in store
 // when it is not nil.
 func newKeyLimitsPer(budgets map[string]int64, period time.Duration, store *sharedlimits.Store) *keyLimits {
-	mem := memory.NewStore()
-	kl := &keyLimits{local: map[string]*limiter.Limiter{}, store: store}
+	kl := &keyLimits{limits: map[string]int64{}, local: newWindows(period), store: store}
 	if store != nil {
 		kl.shared = map[string]*limiter.Limiter{}
 	}
 	for name, limit := range budgets {
-		rate := limiter.Rate{Period: period, Limit: limit}
-		kl.local[name] = limiter.New(mem, rate)
+		kl.limits[name] = limit
 		if store != nil {
-			kl.shared[name] = limiter.New(store.RateStore(), rate)
+			kl.shared[name] = limiter.New(store.RateStore(), limiter.Rate{Period: period, Limit: limit})
 		}
 	}
 	return kl
@@ -54,28 +53,38 @@ func newKeyLimitsPer(budgets map[string]int64, period time.Duration, store *shar
 // take counts one request of keyID on budget, sets the X-RateLimit-* headers and reports
 // whether the request may go on.
 func (kl *keyLimits) take(ctx context.Context, w http.ResponseWriter, budget, keyID string) (bool, error) {
-	return kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Get)
+	return kl.count(ctx, w, budget, keyID, true)
 }
 
 // peek sets the X-RateLimit-* headers of keyID's budget without counting a request: for an
 // authenticated answer that must not spend the budget (the allow-list's 403).
 func (kl *keyLimits) peek(ctx context.Context, w http.ResponseWriter, budget, keyID string) error {
-	_, err := kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Peek)
+	_, err := kl.count(ctx, w, budget, keyID, false)
 	return err
 }
 
-// count asks op (Get spends, Peek does not) of the budget's limiters: the shared one's answer
-// when the store gives one, else the local one's.
-func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, keyID string, op func(*limiter.Limiter, context.Context, string) (limiter.Context, error)) (bool, error) {
-	key := budget + "/" + keyID
-	lc, err := op(kl.local[budget], ctx, key)
-	if err != nil {
-		return false, err
+// count spends one request of the budget (or, with spend false, only reads it) in the local
+// windows and in the shared store: the shared store's answer when it gives one, else the local
+// one's.
+func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, keyID string, spend bool) (bool, error) {
+	limit, ok := kl.limits[budget]
+	if !ok {
+		return false, fmt.Errorf("no rate limit for the budget %q", budget)
+	}
+	var lc limiter.Context
+	if spend {
+		lc = kl.local.take(budget, keyID, limit)
+	} else {
+		lc = kl.local.peek(budget, keyID, limit)
 	}
 	if kl.shared != nil {
+		op := (*limiter.Limiter).Peek
+		if spend {
+			op = (*limiter.Limiter).Get
+		}
 		var slc limiter.Context
 		if kl.store.Call(ctx, metrics.LimitStorePerKey, func(ctx context.Context) (err error) {
-			slc, err = op(kl.shared[budget], ctx, key)
+			slc, err = op(kl.shared[budget], ctx, budget+"/"+keyID)
 			return err
 		}) {
 			lc = slc
@@ -94,9 +103,16 @@ func setRateHeaders(w http.ResponseWriter, lc limiter.Context) {
 	reset := lc.Reset + 1
 	h := w.Header()
 	// Every authenticated answer carries these three: the keys are written in the canonical form
-	// that Header.Set would make of "X-RateLimit-Limit" (and that is sent), and the three values
-	// share one backing array, which saves six allocations a request.
-	v := [...]string{strconv.FormatInt(lc.Limit, 10), strconv.FormatInt(lc.Remaining, 10), strconv.FormatInt(reset, 10)}
+	// that Header.Set would make of "X-RateLimit-Limit" (and that is sent), the three values are
+	// cut from one string and share one backing array: two allocations where Header.Set and
+	// FormatInt made up to eight.
+	var digits [3 * 20]byte
+	b := strconv.AppendInt(digits[:0], lc.Limit, 10)
+	i := len(b)
+	b = strconv.AppendInt(b, lc.Remaining, 10)
+	j := len(b)
+	s := string(strconv.AppendInt(b, reset, 10))
+	v := [...]string{s[:i], s[i:j], s[j:]}
 	vals := v[:]
 	h["X-Ratelimit-Limit"] = vals[0:1:1]
 	h["X-Ratelimit-Remaining"] = vals[1:2:2]
