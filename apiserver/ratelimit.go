@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ulule/limiter/v3"
+	"github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
@@ -24,8 +25,7 @@ import (
 // alongside, so that when the store fails the replica goes on counting on its own from where
 // it stands rather than from zero (failing open to per-replica limits, never to none).
 type keyLimits struct {
-	limits map[string]int64 // per budget
-	local  *windows
+	local  map[string]*limiter.Limiter
 	shared map[string]*limiter.Limiter // nil without a shared store
 	store  *sharedlimits.Store
 }
@@ -37,14 +37,16 @@ func newKeyLimits(budgets map[string]int64) *keyLimits {
 // newKeyLimitsPer is newKeyLimits with windows of another length (for tests), shared in store
 // when it is not nil.
 func newKeyLimitsPer(budgets map[string]int64, period time.Duration, store *sharedlimits.Store) *keyLimits {
-	kl := &keyLimits{limits: map[string]int64{}, local: newWindows(period), store: store}
+	mem := memory.NewStore()
+	kl := &keyLimits{local: map[string]*limiter.Limiter{}, store: store}
 	if store != nil {
 		kl.shared = map[string]*limiter.Limiter{}
 	}
 	for name, limit := range budgets {
-		kl.limits[name] = limit
+		rate := limiter.Rate{Period: period, Limit: limit}
+		kl.local[name] = limiter.New(mem, rate)
 		if store != nil {
-			kl.shared[name] = limiter.New(store.RateStore(), limiter.Rate{Period: period, Limit: limit})
+			kl.shared[name] = limiter.New(store.RateStore(), rate)
 		}
 	}
 	return kl
@@ -53,38 +55,32 @@ func newKeyLimitsPer(budgets map[string]int64, period time.Duration, store *shar
 // take counts one request of keyID on budget, sets the X-RateLimit-* headers and reports
 // whether the request may go on.
 func (kl *keyLimits) take(ctx context.Context, w http.ResponseWriter, budget, keyID string) (bool, error) {
-	return kl.count(ctx, w, budget, keyID, true)
+	return kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Get)
 }
 
 // peek sets the X-RateLimit-* headers of keyID's budget without counting a request: for an
 // authenticated answer that must not spend the budget (the allow-list's 403).
 func (kl *keyLimits) peek(ctx context.Context, w http.ResponseWriter, budget, keyID string) error {
-	_, err := kl.count(ctx, w, budget, keyID, false)
+	_, err := kl.count(ctx, w, budget, keyID, (*limiter.Limiter).Peek)
 	return err
 }
 
-// count spends one request of the budget (or, with spend false, only reads it) in the local
-// windows and in the shared store: the shared store's answer when it gives one, else the local
-// one's.
-func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, keyID string, spend bool) (bool, error) {
-	limit, ok := kl.limits[budget]
+// count asks op (Get spends, Peek does not) of the budget's limiters: the shared one's answer
+// when the store gives one, else the local one's.
+func (kl *keyLimits) count(ctx context.Context, w http.ResponseWriter, budget, keyID string, op func(*limiter.Limiter, context.Context, string) (limiter.Context, error)) (bool, error) {
+	local, ok := kl.local[budget]
 	if !ok {
 		return false, fmt.Errorf("no rate limit for the budget %q", budget)
 	}
-	var lc limiter.Context
-	if spend {
-		lc = kl.local.take(budget, keyID, limit)
-	} else {
-		lc = kl.local.peek(budget, keyID, limit)
+	key := budget + "/" + keyID
+	lc, err := op(local, ctx, key)
+	if err != nil {
+		return false, err
 	}
 	if kl.shared != nil {
-		op := (*limiter.Limiter).Peek
-		if spend {
-			op = (*limiter.Limiter).Get
-		}
 		var slc limiter.Context
 		if kl.store.Call(ctx, metrics.LimitStorePerKey, func(ctx context.Context) (err error) {
-			slc, err = op(kl.shared[budget], ctx, budget+"/"+keyID)
+			slc, err = op(kl.shared[budget], ctx, key)
 			return err
 		}) {
 			lc = slc
