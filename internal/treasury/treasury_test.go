@@ -80,7 +80,9 @@ func refundIn(state payoutv1.RefundState, dep *payoutv1.Deposit) payoutv1.Refund
 }
 
 func TestJudge(t *testing.T) {
-	tr := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer { return testgen.Transfer("payout-acme", id, mods...) }
+	tr := func(mods ...func(*payoutv1.Transfer)) *payoutv1.Transfer {
+		return testgen.Transfer("payout-acme", id, mods...)
+	}
 	cases := []struct {
 		name       string
 		transfer   *payoutv1.Transfer
