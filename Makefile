@@ -132,6 +132,13 @@ vet: ## go vet.
 token: ## Compile StableToken.sol into $(TOKEN_DIR)/StableToken.{abi,bin} (solc-js, offline once cached).
 	hack/compile-token.sh $(SOLC_VERSION) $(OPENZEPPELIN_VERSION) $(TOKEN_DIR)
 
+# The sweep delegate (internal/chain/evm/sweep): SweepDelegate.sol compiled to the committed ABI
+# and creation bytecode the package embeds; its test compiles it again and fails on a difference.
+SWEEP_DIR := internal/chain/evm/sweep
+.PHONY: sweep-delegate
+sweep-delegate: ## Compile SweepDelegate.sol into $(SWEEP_DIR)/SweepDelegate.{abi,bin} (solc-js, offline once cached).
+	hack/compile-token.sh $(SOLC_VERSION) $(OPENZEPPELIN_VERSION) $(SWEEP_DIR) $(SWEEP_DIR)/SweepDelegate.sol SweepDelegate
+
 .PHONY: bindings
 bindings: abigen ## Generate the token's typed Go bindings (abigen --v2) from the committed ABI and bytecode.
 	$(ABIGEN) --v2 --abi $(TOKEN_DIR)/StableToken.abi --bin $(TOKEN_DIR)/StableToken.bin \

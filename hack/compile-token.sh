@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Compiles internal/chain/token/StableToken.sol (the dev chains' USDC and USDT) with solc-js and
 # OpenZeppelin from the per-user npm tool cache (hack/npm-tool.sh), offline once they are cached,
-# and writes StableToken.abi and StableToken.bin into OUT_DIR.
+# and writes StableToken.abi and StableToken.bin into OUT_DIR. Given a SOURCE file and a
+# CONTRACT name, it compiles that contract instead (the sweep delegate, the permit test token)
+# and writes CONTRACT.abi and CONTRACT.bin.
 #
-# Usage: hack/compile-token.sh SOLC_VERSION OPENZEPPELIN_VERSION OUT_DIR
+# Usage: hack/compile-token.sh SOLC_VERSION OPENZEPPELIN_VERSION OUT_DIR [SOURCE CONTRACT]
 #   (`make token` writes the committed files; `make check-token` compiles into a temp dir and diffs)
 #
 # The output depends only on the compiler version, the settings below and the source texts:
@@ -16,24 +18,26 @@ solc_version=${1:?usage: $0 SOLC_VERSION OPENZEPPELIN_VERSION OUT_DIR}
 oz_version=${2:?usage: $0 SOLC_VERSION OPENZEPPELIN_VERSION OUT_DIR}
 out=${3:?usage: $0 SOLC_VERSION OPENZEPPELIN_VERSION OUT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-src=$here/../internal/chain/token/StableToken.sol
+src=${4:-$here/../internal/chain/token/StableToken.sol}
+contract=${5:-StableToken}
+unit=$(basename "$src")
 
 solc=$("$here/npm-tool.sh" solc "$solc_version")
 oz=$("$here/npm-tool.sh" @openzeppelin/contracts "$oz_version")
 mkdir -p "$out"
 
-SOLC="$solc" OZ="$oz" SRC="$src" OUT="$out" node - <<'EOF'
+SOLC="$solc" OZ="$oz" SRC="$src" UNIT="$unit" CONTRACT="$contract" OUT="$out" node - <<'EOF'
 const fs = require('fs');
 const path = require('path');
 const solc = require(process.env.SOLC);
 
 const input = {
   language: 'Solidity',
-  sources: { 'StableToken.sol': { content: fs.readFileSync(process.env.SRC, 'utf8') } },
+  sources: { [process.env.UNIT]: { content: fs.readFileSync(process.env.SRC, 'utf8') } },
   settings: {
     optimizer: { enabled: true, runs: 200 },
     evmVersion: 'cancun',
-    outputSelection: { 'StableToken.sol': { StableToken: ['abi', 'evm.bytecode.object'] } },
+    outputSelection: { [process.env.UNIT]: { [process.env.CONTRACT]: ['abi', 'evm.bytecode.object'] } },
   },
 };
 const prefix = '@openzeppelin/contracts/';
@@ -48,8 +52,9 @@ for (const e of output.errors || []) {
   if (e.severity === 'error') failed = true;
 }
 if (failed) process.exit(1);
-const c = output.contracts['StableToken.sol'].StableToken;
-fs.writeFileSync(path.join(process.env.OUT, 'StableToken.abi'), JSON.stringify(c.abi, null, 2) + '\n');
-fs.writeFileSync(path.join(process.env.OUT, 'StableToken.bin'), c.evm.bytecode.object + '\n');
-console.error('[compile-token] solc ' + solc.version() + ': StableToken.abi, StableToken.bin in ' + process.env.OUT);
+const name = process.env.CONTRACT;
+const c = output.contracts[process.env.UNIT][name];
+fs.writeFileSync(path.join(process.env.OUT, name + '.abi'), JSON.stringify(c.abi, null, 2) + '\n');
+fs.writeFileSync(path.join(process.env.OUT, name + '.bin'), c.evm.bytecode.object + '\n');
+console.error('[compile-token] solc ' + solc.version() + ': ' + name + '.abi, ' + name + '.bin in ' + process.env.OUT);
 EOF
