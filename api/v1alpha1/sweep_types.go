@@ -125,6 +125,13 @@ type SweepStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	TxHash string `json:"txHash,omitempty"`
+	// moved is the base units the transaction moved for this deposit: its amount, and for the
+	// first deposit of an address (by name) whatever else the address held beyond its deposits'
+	// sum (a deposit the watcher had not recorded yet), so that the sweeps of an address add up
+	// to what its receipt moved.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Moved string `json:"moved,omitempty"`
 	// blockNumber that includes the transaction.
 	// +optional
 	BlockNumber int64 `json:"blockNumber,omitempty"`
@@ -150,6 +157,7 @@ type SweepStatus struct {
 // +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.spec.amount`,description="token base units (6 decimals)"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.spec.reason`
 // +kubebuilder:printcolumn:name="Batch",type=string,JSONPath=`.status.batch`,priority=1
+// +kubebuilder:printcolumn:name="Moved",type=string,JSONPath=`.status.moved`,priority=1
 // +kubebuilder:printcolumn:name="Tx",type=string,JSONPath=`.status.txHash`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.spec.reason == 'WrittenOff' ? has(self.spec.writeOff) : !has(self.spec.writeOff)",message="a sweep carries a write-off exactly when its reason is WrittenOff"
@@ -177,28 +185,59 @@ type SweepList struct {
 // signed bytes are stored in the batch's status.
 const MaxSweepBatch = 64
 
-// SweepItem is one deposit of a batch: its Sweep, its address and key path, and what it moves.
+// SweepItem is one deposit address of a batch: the mechanism (EIP-7702, internal/chain/evm/sweep)
+// moves the address's whole token balance at execution, so a batch takes an address only once
+// every deposit recorded there is due, and lists their Sweeps.
 type SweepItem struct {
+	// namespace of the address's transfer and of its Sweeps.
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace"`
+	// sweeps are the Sweeps (one per deposit) the address's balance settles, by name.
 	// +required
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Sweeps []SweepShare `json:"sweeps"`
 	// +required
 	// +kubebuilder:validation:MaxLength=64
 	Address string `json:"address"`
 	// +required
 	// +kubebuilder:validation:MaxLength=64
 	Path string `json:"path"`
+	// amount in token base units: the sum of the sweeps' deposits, what the address is expected
+	// to hold.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,29}$`
+	Amount string `json:"amount"`
+}
+
+// SweepShare is one deposit's Sweep in a batch item, with its deposit's amount.
+type SweepShare struct {
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 	// amount in token base units.
 	// +required
 	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,29}$`
 	Amount string `json:"amount"`
 }
 
+// SweepMoved is what the batch's transaction moved from one deposit address to the treasury, read
+// from its receipt's token Transfer events at depth.
+type SweepMoved struct {
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Address string `json:"address"`
+	// amount in token base units.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,30}$`
+	Amount string `json:"amount"`
+}
+
 // SweepBatchSpec is one transaction's worth of sweeps of one token on one network, to the
-// treasury. It is fixed at creation: the transaction signed for it moves exactly these items.
+// treasury. It is fixed at creation: the transaction signed for it moves these addresses' balances.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a sweep batch's spec is immutable"
 type SweepBatchSpec struct {
 	// +required
@@ -262,9 +301,12 @@ type SweepBatchStatus struct {
 	// blockNumber that includes the transaction.
 	// +optional
 	BlockNumber int64 `json:"blockNumber,omitempty"`
-	// gasUsed by the transaction, from its receipt.
+	// moved is what the transaction moved from each deposit address to the treasury, from its
+	// receipt at depth (an address absent moved nothing: its authorization did not apply).
 	// +optional
-	GasUsed int64 `json:"gasUsed,omitempty"`
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Moved []SweepMoved `json:"moved,omitempty"`
 	// confirmedAt is when the receipt reached depth.
 	// +optional
 	ConfirmedAt *metav1.Time `json:"confirmedAt,omitempty"`

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -35,8 +36,8 @@ import (
 	"github.com/stablepay/payout-operator/internal/treasury"
 )
 
-// Item is one deposit a sweep transaction moves: amount base units of the token, from the
-// deposit address whose key is at path below the deposit key.
+// Item is one deposit address a sweep transaction empties of the token: its key is at Path
+// below the deposit key; Amount (base units) is what the sweeper expects it to hold.
 type Item struct {
 	Address, Path string
 	Amount        string
@@ -50,12 +51,12 @@ type Mover interface {
 	// every sweep transaction there.
 	GasWallet(network payoutv1.Network) (string, bool)
 	PendingNonce(ctx context.Context, network payoutv1.Network) (uint64, error)
-	// Sign builds and signs one transaction moving every item's amount of token to `to`.
+	// Sign builds and signs one transaction moving every item's balance of token to `to`.
 	Sign(ctx context.Context, network payoutv1.Network, token payoutv1.Token, to string, items []Item, nonce uint64) (raw []byte, hash string, err error)
 	Broadcast(ctx context.Context, network payoutv1.Network, raw []byte) error
-	// Receipt is what the chain says of the transaction, with the network's depth, and the gas
-	// it used.
-	Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, int64, error)
+	// Receipt is what the chain says of the transaction, with the network's depth and the
+	// token transfers it made.
+	Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, error)
 }
 
 // Sweeper runs the passes. Client writes to (and may read from a cache of) the API server;
@@ -78,6 +79,10 @@ type Sweeper struct {
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// maxReleases is how often a deposit is batched again after its batch moved nothing: past it the
+// sweep stays Pending (stranded, shown by kubectl get sweeps) for an operator to look at.
+const maxReleases = 3
 
 // Pass runs one pass over every network. It returns how long until the next pass is due at the
 // latest (a batch waiting for its maximum age, a transaction waiting for depth).
@@ -197,15 +202,25 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 	if err := s.Reader.List(ctx, &sweeps); err != nil {
 		return 0, err
 	}
+	var deps payoutv1.DepositList
+	if err := s.Client.List(ctx, &deps); err != nil {
+		return 0, err
+	}
+	var here []payoutv1.Deposit
+	for _, d := range deps.Items {
+		if d.Spec.Network == network {
+			here = append(here, d)
+		}
+	}
 	pending := map[payoutv1.Token][]payoutv1.Sweep{}
 	for _, sw := range sweeps.Items {
-		if sw.Spec.Network == network && sw.Status.State == payoutv1.SweepPending {
+		if sw.Spec.Network == network && sw.Status.State == payoutv1.SweepPending && len(sw.Status.ReleasedBatches) < maxReleases {
 			pending[sw.Spec.Token] = append(pending[sw.Spec.Token], sw)
 		}
 	}
 	next := time.Duration(0)
 	for _, token := range []payoutv1.Token{payoutv1.TokenUSDC, payoutv1.TokenUSDT} {
-		batch, wait := treasury.Schedule(pending[token], s.Now(), s.Policy)
+		batch, wait := treasury.Schedule(treasury.Ready(pending[token], here), s.Now(), s.Policy)
 		if len(batch) == 0 {
 			if wait > 0 && (next == 0 || wait < next) {
 				next = wait
@@ -228,20 +243,22 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 	switch treasury.Next(b.Status) {
 	case treasury.ActionMark:
 		for _, it := range b.Spec.Items {
-			sw := &payoutv1.Sweep{}
-			if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, sw); err != nil {
-				return 0, err
-			}
-			switch {
-			case sw.Status.State == payoutv1.SweepBatched && sw.Status.Batch == b.Name:
-			case sw.Status.State == payoutv1.SweepPending:
-				sw.Status = treasury.Mark(sw.Status, b.Name)
-				if err := s.Client.Status().Update(ctx, sw); err != nil {
+			for _, share := range it.Sweeps {
+				sw := &payoutv1.Sweep{}
+				if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: share.Name}, sw); err != nil {
 					return 0, err
 				}
-			default:
-				// never sign for a deposit another batch moves: fail closed, an operator looks
-				return 0, fmt.Errorf("sweep %s/%s is %s (batch %q), not Pending: batch %s is not signed", it.Namespace, it.Name, sw.Status.State, sw.Status.Batch, b.Name)
+				switch {
+				case sw.Status.State == payoutv1.SweepBatched && sw.Status.Batch == b.Name:
+				case sw.Status.State == payoutv1.SweepPending:
+					sw.Status = treasury.Mark(sw.Status, b.Name)
+					if err := s.Client.Status().Update(ctx, sw); err != nil {
+						return 0, err
+					}
+				default:
+					// never sign for a deposit another batch moves: fail closed, an operator looks
+					return 0, fmt.Errorf("sweep %s/%s is %s (batch %q), not Pending: batch %s is not signed", it.Namespace, share.Name, sw.Status.State, sw.Status.Batch, b.Name)
+				}
 			}
 		}
 		b.Status.State, b.Status.Message = payoutv1.SweepBatchPending, "its sweeps are batched; signing"
@@ -252,12 +269,14 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 	case treasury.ActionSign:
 		items := make([]Item, len(b.Spec.Items))
 		for i, it := range b.Spec.Items {
-			sw := &payoutv1.Sweep{}
-			if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, sw); err != nil {
-				return 0, err
-			}
-			if sw.Status.State != payoutv1.SweepBatched || sw.Status.Batch != b.Name {
-				return 0, fmt.Errorf("sweep %s/%s is not batched with %s: not signed", it.Namespace, it.Name, b.Name)
+			for _, share := range it.Sweeps {
+				sw := &payoutv1.Sweep{}
+				if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: share.Name}, sw); err != nil {
+					return 0, err
+				}
+				if sw.Status.State != payoutv1.SweepBatched || sw.Status.Batch != b.Name {
+					return 0, fmt.Errorf("sweep %s/%s is not batched with %s: not signed", it.Namespace, share.Name, b.Name)
+				}
 			}
 			items[i] = Item{Address: it.Address, Path: it.Path, Amount: it.Amount}
 		}
@@ -280,7 +299,7 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 		logger.Info("sweep signed", "txHash", b.Status.TxHash, "nonce", nonce, "deposits", len(items))
 		return s.drive(ctx, b)
 	case treasury.ActionWatch:
-		obs, gas, err := s.Mover.Receipt(ctx, b.Spec.Network, b.Status.TxHash)
+		obs, err := s.Mover.Receipt(ctx, b.Spec.Network, b.Status.TxHash)
 		if err != nil {
 			return 0, err
 		}
@@ -297,9 +316,9 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 			}
 		} else {
 			b.Status = treasury.Broadcast(b.Status)
-			b.Status = treasury.Observed(b.Status, obs, gas, s.Now())
+			b.Status = treasury.Observed(b, obs, s.Now())
 		}
-		if b.Status != before {
+		if !equality.Semantic.DeepEqual(b.Status, before) {
 			if err := s.Client.Status().Update(ctx, b); err != nil {
 				return 0, err
 			}
@@ -310,14 +329,16 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 		return s.drive(ctx, b)
 	case treasury.ActionSettle:
 		for _, it := range b.Spec.Items {
-			sw := &payoutv1.Sweep{}
-			if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, sw); err != nil {
-				return 0, err
-			}
-			if st, ok := treasury.Settle(sw.Status, b); ok {
-				sw.Status = st
-				if err := s.Client.Status().Update(ctx, sw); err != nil {
+			for _, share := range it.Sweeps {
+				sw := &payoutv1.Sweep{}
+				if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: share.Name}, sw); err != nil {
 					return 0, err
+				}
+				if st, ok := treasury.Settle(sw, b); ok {
+					sw.Status = st
+					if err := s.Client.Status().Update(ctx, sw); err != nil {
+						return 0, err
+					}
 				}
 			}
 		}

@@ -19,7 +19,7 @@ import (
 
 // Policy is when a batch goes, per network and token: once the due amount reaches Threshold,
 // or the oldest due deposit has waited MaxAge, whichever comes first; at most MaxItems
-// deposits per batch.
+// deposit addresses per batch.
 type Policy struct {
 	// Threshold in token base units; nil or zero sweeps every due deposit at once.
 	Threshold *big.Int
@@ -29,7 +29,8 @@ type Policy struct {
 
 // Schedule picks the next batch among pending, the Pending sweeps of one network and token:
 // the oldest first (by the time each became due, its creation), up to MaxItems, when the
-// policy says a batch goes now. When none goes, wait is how long until the oldest reaches
+// policy says a batch goes now. MaxItems counts deposit addresses: the sweeps of one address
+// go together. When none goes, wait is how long until the oldest reaches
 // MaxAge (zero when nothing is pending).
 func Schedule(pending []payoutv1.Sweep, now time.Time, p Policy) (batch []payoutv1.Sweep, wait time.Duration) {
 	if len(pending) == 0 {
@@ -58,23 +59,78 @@ func Schedule(pending []payoutv1.Sweep, now time.Time, p Policy) (batch []payout
 	if n <= 0 || n > payoutv1.MaxSweepBatch {
 		n = payoutv1.MaxSweepBatch
 	}
-	if len(sorted) < n {
-		n = len(sorted)
+	// whole addresses, by their oldest due deposit: the mechanism empties an address at once
+	taken := map[string]bool{}
+	for i := range sorted {
+		if k := addressKey(&sorted[i]); !taken[k] && len(taken) < n {
+			taken[k] = true
+		}
 	}
-	return sorted[:n], 0
+	for i := range sorted {
+		if taken[addressKey(&sorted[i])] {
+			batch = append(batch, sorted[i])
+		}
+	}
+	return batch, 0
 }
 
-// NewBatch is the SweepBatch of sweeps (one network and token) to the treasury address to. Its
-// name is fixed by its deposits and how often each was released before, so a sweeper that
-// crashed after creating it and before marking its sweeps creates the same batch again (and
-// finds it), while a batch of the same deposits after a revert gets a new name.
+// Ready keeps the pending sweeps whose deposit address can go in a batch: the mechanism moves
+// an address's whole balance, so an address goes only once every deposit recorded there (deps,
+// the Deposits of the network) has a Pending sweep. A deposit still owed at the same address
+// holds the others.
+func Ready(pending []payoutv1.Sweep, deps []payoutv1.Deposit) []payoutv1.Sweep {
+	recorded, due := map[string]int{}, map[string]int{}
+	for i := range deps {
+		recorded[deps[i].Namespace+"/"+strings.ToLower(deps[i].Spec.To)]++
+	}
+	for i := range pending {
+		due[addressKey(&pending[i])]++
+	}
+	var out []payoutv1.Sweep
+	for i := range pending {
+		if k := addressKey(&pending[i]); due[k] >= recorded[k] {
+			out = append(out, pending[i])
+		}
+	}
+	return out
+}
+
+func addressKey(sw *payoutv1.Sweep) string {
+	return sw.Namespace + "/" + strings.ToLower(sw.Spec.Address)
+}
+
+// NewBatch is the SweepBatch of sweeps (one network and token) to the treasury address to: one
+// item per deposit address, at most MaxSweepBatch. Its name is fixed by its deposits and how
+// often each was released before, so a sweeper that crashed after creating it and before
+// marking its sweeps creates the same batch again (and finds it), while a batch of the same
+// deposits after a revert gets a new name.
 func NewBatch(sweeps []payoutv1.Sweep, to string) *payoutv1.SweepBatch {
-	keys := make([]string, len(sweeps))
-	items := make([]payoutv1.SweepItem, len(sweeps))
+	keys := make([]string, 0, len(sweeps))
+	var items []payoutv1.SweepItem
+	at := map[string]int{}
 	for i := range sweeps {
 		sw := &sweeps[i]
-		keys[i] = sw.Namespace + "/" + sw.Name + "#" + strconv.Itoa(len(sw.Status.ReleasedBatches))
-		items[i] = payoutv1.SweepItem{Namespace: sw.Namespace, Name: sw.Name, Address: sw.Spec.Address, Path: sw.Spec.Path, Amount: sw.Spec.Amount}
+		k := addressKey(sw)
+		j, ok := at[k]
+		if !ok {
+			if len(items) == payoutv1.MaxSweepBatch {
+				continue
+			}
+			j = len(items)
+			at[k] = j
+			items = append(items, payoutv1.SweepItem{Namespace: sw.Namespace, Address: strings.ToLower(sw.Spec.Address), Path: sw.Spec.Path, Amount: "0"})
+		}
+		it := &items[j]
+		it.Sweeps = append(it.Sweeps, payoutv1.SweepShare{Name: sw.Name, Amount: sw.Spec.Amount})
+		sum, _ := new(big.Int).SetString(it.Amount, 10)
+		if a, ok := Amount(sw); ok {
+			sum.Add(sum, a)
+		}
+		it.Amount = sum.String()
+		keys = append(keys, sw.Namespace+"/"+sw.Name+"#"+strconv.Itoa(len(sw.Status.ReleasedBatches)))
+	}
+	for i := range items {
+		sort.Slice(items[i].Sweeps, func(a, b int) bool { return items[i].Sweeps[a].Name < items[i].Sweeps[b].Name })
 	}
 	sort.Strings(keys)
 	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
@@ -143,7 +199,8 @@ func Broadcast(st payoutv1.SweepBatchStatus) payoutv1.SweepBatchStatus {
 // Observed is the status after a receipt lookup: Confirmed or Reverted once the receipt is at
 // depth, otherwise unchanged but for the block. An obs that found no receipt changes nothing (the
 // sweeper broadcasts the same bytes again).
-func Observed(st payoutv1.SweepBatchStatus, obs *chain.TxObservation, gasUsed int64, now time.Time) payoutv1.SweepBatchStatus {
+func Observed(b *payoutv1.SweepBatch, obs *chain.TxObservation, now time.Time) payoutv1.SweepBatchStatus {
+	st := b.Status
 	if obs == nil || !obs.Found {
 		return st
 	}
@@ -151,33 +208,108 @@ func Observed(st payoutv1.SweepBatchStatus, obs *chain.TxObservation, gasUsed in
 	if obs.Required <= 0 || obs.Confirmations < obs.Required {
 		return st
 	}
-	st.GasUsed, st.ConfirmedAt = gasUsed, ptr.To(metav1.NewTime(now))
+	st.ConfirmedAt = ptr.To(metav1.NewTime(now))
 	if obs.Reverted {
 		st.State = payoutv1.SweepBatchReverted
 		st.Message = fmt.Sprintf("the transaction %s reverted at depth (block %d): nothing moved; its deposits are batched again", st.TxHash, st.BlockNumber)
 		return st
 	}
 	st.State = payoutv1.SweepBatchConfirmed
-	st.Message = fmt.Sprintf("at depth in block %d", st.BlockNumber)
+	st.Moved = moved(b, obs)
+	st.Message = fmt.Sprintf("at depth in block %d: moved %d of %d deposit addresses", st.BlockNumber, len(st.Moved), len(b.Spec.Items))
 	return st
 }
 
-// Settle is what a settled batch b writes into one of its sweeps: Confirmed with the batch's
-// transaction, or Pending again with the batch released when it reverted. A sweep that already
-// moved on (another batch, or already settled) is left as it is: ok is false.
-func Settle(sw payoutv1.SweepStatus, b *payoutv1.SweepBatch) (payoutv1.SweepStatus, bool) {
-	if sw.State != payoutv1.SweepBatched || sw.Batch != b.Name {
-		return sw, false
+// moved is what obs's token Transfer events carried from each of b's addresses to its treasury,
+// in b's token: a fact of the receipt, not of the batch's expectations.
+func moved(b *payoutv1.SweepBatch, obs *chain.TxObservation) []payoutv1.SweepMoved {
+	sums := map[string]*big.Int{}
+	for _, tr := range obs.Transfers {
+		from, to := strings.ToLower(tr.From), strings.ToLower(tr.To)
+		if tr.Token != b.Spec.Token || to != b.Spec.To || tr.Amount == nil {
+			continue
+		}
+		if sums[from] == nil {
+			sums[from] = new(big.Int)
+		}
+		sums[from].Add(sums[from], tr.Amount)
+	}
+	var out []payoutv1.SweepMoved
+	for _, it := range b.Spec.Items {
+		if m := sums[it.Address]; m != nil && m.Sign() > 0 {
+			out = append(out, payoutv1.SweepMoved{Address: it.Address, Amount: m.String()})
+		}
+	}
+	return out
+}
+
+// Settle is what a settled batch b writes into its sweep sw: Confirmed with the batch's
+// transaction and the base units it moved for the deposit, or Pending again with the batch
+// released when the transaction reverted or moved nothing from the deposit's address (its
+// authorization did not apply; the tokens are still there). The sweeps of an address share
+// what the receipt moved in name order, each up to its amount, the first also taking what the
+// address held beyond their sum. A sweep that already moved on (another batch, or already
+// settled) is left as it is: ok is false.
+func Settle(sw *payoutv1.Sweep, b *payoutv1.SweepBatch) (payoutv1.SweepStatus, bool) {
+	st := sw.Status
+	if st.State != payoutv1.SweepBatched || st.Batch != b.Name {
+		return st, false
 	}
 	switch b.Status.State {
 	case payoutv1.SweepBatchConfirmed:
-		sw.State, sw.To, sw.TxHash, sw.BlockNumber, sw.ConfirmedAt = payoutv1.SweepConfirmed, b.Spec.To, b.Status.TxHash, b.Status.BlockNumber, b.Status.ConfirmedAt
-		sw.Message = fmt.Sprintf("swept to %s in %s", b.Spec.To, b.Status.TxHash)
-		return sw, true
+		share, ok := shareOf(sw, b)
+		if !ok {
+			return Release(st, b.Name, "its batch's transaction moved nothing from "+sw.Spec.Address), true
+		}
+		st.State, st.To, st.TxHash, st.BlockNumber, st.ConfirmedAt = payoutv1.SweepConfirmed, b.Spec.To, b.Status.TxHash, b.Status.BlockNumber, b.Status.ConfirmedAt
+		st.Moved = share.String()
+		st.Message = fmt.Sprintf("swept %s base units to %s in %s", st.Moved, b.Spec.To, b.Status.TxHash)
+		if a, _ := Amount(sw); share.Cmp(a) != 0 {
+			st.Message += fmt.Sprintf(" (its deposit was %s)", sw.Spec.Amount)
+		}
+		return st, true
 	case payoutv1.SweepBatchReverted:
-		return Release(sw, b.Name, "its batch's transaction reverted"), true
+		return Release(st, b.Name, "its batch's transaction reverted"), true
 	}
-	return sw, false
+	return st, false
+}
+
+// shareOf is sw's part of what b moved from its address; ok is false when b moved nothing there.
+func shareOf(sw *payoutv1.Sweep, b *payoutv1.SweepBatch) (*big.Int, bool) {
+	addr := strings.ToLower(sw.Spec.Address)
+	left := new(big.Int)
+	for _, m := range b.Status.Moved {
+		if m.Address == addr {
+			left.SetString(m.Amount, 10)
+		}
+	}
+	if left.Sign() <= 0 {
+		return nil, false
+	}
+	for _, it := range b.Spec.Items {
+		if it.Namespace != sw.Namespace || it.Address != addr {
+			continue
+		}
+		expected, _ := new(big.Int).SetString(it.Amount, 10)
+		extra := new(big.Int).Sub(left, expected)
+		for i, s := range it.Sweeps {
+			share, ok := new(big.Int).SetString(s.Amount, 10)
+			if !ok {
+				share = new(big.Int)
+			}
+			if share.Cmp(left) > 0 {
+				share.Set(left)
+			}
+			if i == 0 && extra.Sign() > 0 {
+				share.Add(share, extra)
+			}
+			left.Sub(left, share)
+			if s.Name == sw.Name {
+				return share, share.Sign() > 0
+			}
+		}
+	}
+	return nil, false
 }
 
 // Release is a Batched sweep back to Pending, with its batch listed as one that moved nothing.

@@ -171,9 +171,10 @@ func TestAdmit(t *testing.T) {
 
 func TestSchedule(t *testing.T) {
 	now := testgen.Epoch.Add(time.Hour)
+	// each sweep at its own address but "a2", at a's
 	pending := func(name string, age time.Duration, units string) payoutv1.Sweep {
 		return payoutv1.Sweep{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-age))},
-			Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: units}}
+			Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: units, Address: "0x" + name[:1]}}
 	}
 	policy := Policy{Threshold: big.NewInt(100_000000), MaxAge: 6 * time.Hour, MaxItems: 2}
 	cases := []struct {
@@ -189,6 +190,9 @@ func TestSchedule(t *testing.T) {
 		{"the oldest reached the maximum age", []payoutv1.Sweep{pending("a", time.Minute, "1"), pending("b", 6*time.Hour, "1")}, policy, []string{"b", "a"}, 0},
 		{"at most MaxItems, oldest first", []payoutv1.Sweep{pending("a", 1*time.Hour, "90000000"), pending("b", 3*time.Hour, "90000000"), pending("c", 2*time.Hour, "1")}, policy, []string{"b", "c"}, 0},
 		{"no threshold sweeps at once", []payoutv1.Sweep{pending("a", 0, "1")}, Policy{MaxAge: time.Hour}, []string{"a"}, 0},
+		// the mechanism empties an address: its sweeps go together, MaxItems counts addresses
+		{"an address's sweeps go together", []payoutv1.Sweep{pending("a", 5*time.Hour, "90000000"), pending("b", 4*time.Hour, "90000000"), pending("c", 3*time.Hour, "1"), pending("a2", time.Minute, "1")},
+			policy, []string{"a", "b", "a2"}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,18 +208,38 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-func TestBatchSteps(t *testing.T) {
-	sweeps := []payoutv1.Sweep{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-acme", Name: "base-1"}, Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: "1", Address: "0xa", Path: "1/2/3/4"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "payout-beta", Name: "base-2"}, Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: "2", Address: "0xb", Path: "1/2/3/5"}},
+func TestReady(t *testing.T) {
+	sweepOf := func(dep payoutv1.Deposit) payoutv1.Sweep {
+		return *Intent(testgen.Transfer("payout-acme", id, deposited), &dep, payoutv1.SweepPaidOut)
 	}
+	// two deposits at one address: the address is ready only when both are due
+	if got := Ready([]payoutv1.Sweep{sweepOf(credited)}, []payoutv1.Deposit{credited, stray}); len(got) != 0 {
+		t.Fatalf("an address with a deposit still owed went in a batch: %v", got)
+	}
+	if got := Ready([]payoutv1.Sweep{sweepOf(credited), sweepOf(stray)}, []payoutv1.Deposit{credited, stray}); len(got) != 2 {
+		t.Fatalf("an address whose deposits are all due: %d ready", len(got))
+	}
+}
+
+func TestBatchSteps(t *testing.T) {
+	sweep := func(ns, name, addr, units string) payoutv1.Sweep {
+		return payoutv1.Sweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: units, Address: addr, Path: "1/2/3/4"},
+			Status: payoutv1.SweepStatus{State: payoutv1.SweepPending}}
+	}
+	// two deposits at 0xa (one overpaid transfer's credited log and its refunded stray), one at 0xb
+	sweeps := []payoutv1.Sweep{sweep("payout-acme", "base-1", "0xa", "25000000"), sweep("payout-acme", "base-2", "0xa", "7000000"),
+		sweep("payout-beta", "base-3", "0xb", "2")}
 	b := NewBatch(sweeps, "0xTREASURY")
-	if again := NewBatch([]payoutv1.Sweep{sweeps[1], sweeps[0]}, "0xtreasury"); again.Name != b.Name {
+	if len(b.Spec.Items) != 2 || b.Spec.Items[0].Amount != "32000000" || len(b.Spec.Items[0].Sweeps) != 2 {
+		t.Fatalf("items %+v: want one per address", b.Spec.Items)
+	}
+	if again := NewBatch([]payoutv1.Sweep{sweeps[2], sweeps[1], sweeps[0]}, "0xtreasury"); again.Name != b.Name {
 		t.Fatalf("the same deposits got batches %s and %s: a crash before marking would batch them twice", b.Name, again.Name)
 	}
 	released := sweeps[0].DeepCopy()
 	released.Status.ReleasedBatches = []string{b.Name}
-	if other := NewBatch([]payoutv1.Sweep{*released, sweeps[1]}, "0xtreasury"); other.Name == b.Name {
+	if other := NewBatch([]payoutv1.Sweep{*released, sweeps[1], sweeps[2]}, "0xtreasury"); other.Name == b.Name {
 		t.Fatalf("a batch after a revert reuses the reverted batch's name %s", b.Name)
 	}
 	if Next(b.Status) != ActionMark {
@@ -229,27 +253,45 @@ func TestBatchSteps(t *testing.T) {
 	if b.Status.State != payoutv1.SweepBatchBroadcast || b.Status.SignedTx != "0xf86b" || *b.Status.Nonce != 7 || Next(b.Status) != ActionWatch {
 		t.Fatalf("after signing and broadcasting: %+v", b.Status)
 	}
-	// no receipt, or not at depth: unchanged; at depth: confirmed
-	if st := Observed(b.Status, &chain.TxObservation{}, 0, now()); st.State != payoutv1.SweepBatchBroadcast {
+	// no receipt, or not at depth: unchanged; at depth: confirmed, with what the receipt moved
+	if st := Observed(b, &chain.TxObservation{}, now()); st.State != payoutv1.SweepBatchBroadcast {
 		t.Fatalf("no receipt moved the batch to %s", st.State)
 	}
-	if st := Observed(b.Status, &chain.TxObservation{Found: true, BlockNumber: 9, Confirmations: 1, Required: 3}, 0, now()); st.State != payoutv1.SweepBatchBroadcast {
+	if st := Observed(b, &chain.TxObservation{Found: true, BlockNumber: 9, Confirmations: 1, Required: 3}, now()); st.State != payoutv1.SweepBatchBroadcast {
 		t.Fatalf("a receipt short of depth moved the batch to %s", st.State)
 	}
 	reverted := b.DeepCopy()
-	reverted.Status = Observed(b.Status, &chain.TxObservation{Found: true, Reverted: true, BlockNumber: 9, Confirmations: 3, Required: 3}, 21000, now())
-	b.Status = Observed(b.Status, &chain.TxObservation{Found: true, BlockNumber: 9, Confirmations: 3, Required: 3}, 90000, now())
-	if b.Status.State != payoutv1.SweepBatchConfirmed || Next(b.Status) != ActionSettle || Open(b) {
+	reverted.Status = Observed(b, &chain.TxObservation{Found: true, Reverted: true, BlockNumber: 9, Confirmations: 3, Required: 3}, now())
+	// 0xa held 1 base unit more than its deposits (a deposit not recorded yet); 0xb's
+	// authorization did not apply; a transfer elsewhere and one of another token do not count
+	receipt := &chain.TxObservation{Found: true, BlockNumber: 9, Confirmations: 3, Required: 3, Transfers: []chain.TokenTransfer{
+		{Token: payoutv1.TokenUSDC, From: "0xA", To: "0xTreasury", Amount: big.NewInt(32000001)},
+		{Token: payoutv1.TokenUSDC, From: "0xb", To: "0xelsewhere", Amount: big.NewInt(2)},
+		{Token: payoutv1.TokenUSDT, From: "0xb", To: "0xtreasury", Amount: big.NewInt(2)},
+	}}
+	b.Status = Observed(b, receipt, now())
+	if b.Status.State != payoutv1.SweepBatchConfirmed || Next(b.Status) != ActionSettle || Open(b) || len(b.Status.Moved) != 1 || b.Status.Moved[0].Amount != "32000001" {
 		t.Fatalf("at depth: %+v", b.Status)
 	}
-	sw := Mark(payoutv1.SweepStatus{State: payoutv1.SweepPending}, b.Name)
-	if got, ok := Settle(sw, b); !ok || got.State != payoutv1.SweepConfirmed || got.TxHash != "0xabc" || got.ConfirmedAt == nil || got.To != "0xtreasury" {
-		t.Fatalf("settled a confirmed batch into %+v", got)
+	settle := func(sw payoutv1.Sweep, b *payoutv1.SweepBatch) (payoutv1.SweepStatus, bool) {
+		sw.Status = Mark(sw.Status, b.Name)
+		return Settle(&sw, b)
 	}
-	if got, ok := Settle(sw, reverted); !ok || got.State != payoutv1.SweepPending || got.Batch != "" || got.ReleasedBatches[0] != b.Name {
+	if got, ok := settle(sweeps[0], b); !ok || got.State != payoutv1.SweepConfirmed || got.TxHash != "0xabc" || got.ConfirmedAt == nil || got.To != "0xtreasury" || got.Moved != "25000001" {
+		t.Fatalf("settled the first deposit of 0xa into %+v", got)
+	}
+	if got, ok := settle(sweeps[1], b); !ok || got.State != payoutv1.SweepConfirmed || got.Moved != "7000000" {
+		t.Fatalf("settled the second deposit of 0xa into %+v", got)
+	}
+	if got, ok := settle(sweeps[2], b); !ok || got.State != payoutv1.SweepPending || got.ReleasedBatches[0] != b.Name {
+		t.Fatalf("a deposit its batch moved nothing from settled into %+v", got)
+	}
+	if got, ok := settle(sweeps[0], reverted); !ok || got.State != payoutv1.SweepPending || got.Batch != "" || got.ReleasedBatches[0] != b.Name {
 		t.Fatalf("settled a reverted batch into %+v", got)
 	}
-	if _, ok := Settle(Mark(payoutv1.SweepStatus{State: payoutv1.SweepPending}, "another"), b); ok {
+	other := sweeps[0]
+	other.Status = Mark(other.Status, "another")
+	if _, ok := Settle(&other, b); ok {
 		t.Fatalf("a batch settled a sweep of another batch")
 	}
 }
