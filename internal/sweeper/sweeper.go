@@ -47,6 +47,10 @@ type Item struct {
 // measures the candidates; branch i27-mech builds it). It holds the deposit key and the gas
 // wallet's key.
 type Mover interface {
+	// Prepare reports whether network is ready for sweeps to the treasury `to`, readying it when
+	// it is not (the EVM mover deploys the treasury's delegate once). It is called only while
+	// no batch of the network is open.
+	Prepare(ctx context.Context, network payoutv1.Network, to string) (bool, error)
 	// GasWallet is the address of the sweeper's gas wallet on network, which signs and pays for
 	// every sweep transaction there.
 	GasWallet(network payoutv1.Network) (string, bool)
@@ -58,6 +62,8 @@ type Mover interface {
 	// token transfers it made.
 	Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, error)
 }
+
+var _ Mover = (*EVM)(nil)
 
 // Sweeper runs the passes. Client writes to (and may read from a cache of) the API server;
 // Reader reads past any cache where a stale read could move money.
@@ -226,6 +232,9 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 				next = wait
 			}
 			continue
+		}
+		if ready, err := s.Mover.Prepare(ctx, network, to); err != nil || !ready {
+			return time.Second, err
 		}
 		b := treasury.NewBatch(batch, to)
 		if err := s.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {

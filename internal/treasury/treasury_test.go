@@ -224,7 +224,7 @@ func TestReady(t *testing.T) {
 func TestBatchSteps(t *testing.T) {
 	sweep := func(ns, name, addr, units string) payoutv1.Sweep {
 		return payoutv1.Sweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: units, Address: addr, Path: "1/2/3/4"},
+			Spec:   payoutv1.SweepSpec{Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Amount: units, Address: addr, Path: "1/2/3/4"},
 			Status: payoutv1.SweepStatus{State: payoutv1.SweepPending}}
 	}
 	// two deposits at 0xa (one overpaid transfer's credited log and its refunded stray), one at 0xb
