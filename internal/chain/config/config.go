@@ -356,7 +356,9 @@ func (c *Config) Treasury(network payoutv1.Network) (string, bool) {
 }
 
 // common0x reports whether a is the zero address (tokens sent there are burnt).
-func common0x(a string) bool { return strings.Trim(strings.ToLower(strings.TrimPrefix(a, "0x")), "0") == "" }
+func common0x(a string) bool {
+	return strings.Trim(strings.ToLower(strings.TrimPrefix(a, "0x")), "0") == ""
+}
 
 // PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
 // whether one is configured (the facade answers v2 creates with it; the transfer controller
