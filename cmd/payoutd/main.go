@@ -82,6 +82,7 @@ type options struct {
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
+	sweeper                         sweeperOptions
 	recovery                        bool
 	recoveryGap                     time.Duration
 	fiat                            wise.Config
@@ -167,14 +168,18 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.archive = archive.DefaultConfig()
 	o.archive.BindFlags(fs)
 	o.zap.BindFlags(fs)
+	o.sweeper.bindFlags(fs)
 	return fs
 }
 
 // check validates the parsed settings and reads the secrets from their files or environment
 // variables (a secret given as a flag is refused).
 func (o *options) check() (err error) {
-	if !o.controllers && !o.api {
+	if !o.controllers && !o.api && !o.sweeper.enabled {
 		return errors.New("nothing to run: --controllers and --api are both false")
+	}
+	if err := o.sweeper.check(o); err != nil {
+		return err
 	}
 	if err := errors.Join(o.kycToken.Resolve(), o.riskToken.Resolve(), o.fiat.Resolve(), o.mail.Resolve()); err != nil {
 		return err
@@ -260,6 +265,9 @@ var skipControllerNameValidation = false
 
 // runWith runs payoutd against the cluster of cfg until ctx ends (tests run it in-process).
 func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
+	if o.sweeper.enabled {
+		return runSweeper(ctx, cfg, o, log)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
 		Scheme:                  scheme.New(),

@@ -75,6 +75,8 @@ type Sweeper struct {
 	Treasury map[payoutv1.Network]string
 	Policy   treasury.Policy
 	Now      func() time.Time
+	// Interval between passes at most.
+	Interval time.Duration
 }
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=sweeps,verbs=get;list;watch;create
@@ -85,6 +87,7 @@ type Sweeper struct {
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=system,resources=events,verbs=create;patch
 
 // maxReleases is how often a deposit is batched again after its batch moved nothing: past it the
 // sweep stays Pending (stranded, shown by kubectl get sweeps) for an operator to look at.
@@ -366,3 +369,26 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// Start runs passes until ctx ends (a manager.Runnable of the elected leader only): after each,
+// it waits until the next pass is due, at most Interval.
+func (s *Sweeper) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("sweeper")
+	for {
+		next, err := s.Pass(ctx)
+		if err != nil {
+			logger.Error(err, "sweep pass")
+		}
+		if next <= 0 || next > s.Interval {
+			next = s.Interval
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(next):
+		}
+	}
+}
+
+// NeedLeaderElection: one sweeper signs at a time.
+func (s *Sweeper) NeedLeaderElection() bool { return true }
