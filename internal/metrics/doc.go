@@ -34,12 +34,16 @@
 //	payout_facade_busiest_client_share                    gauge: share of last minute's requests from the busiest client address (WatchBusiestClientShare)
 //	payout_rates_age_seconds                              gauge: age of the live exchange rates, -1 before the first poll (WatchRatesAge)
 //	payout_sanctions_list_age_seconds                     gauge: time since the screening list's publish date, -1 without a dated list (WatchSanctionsAge)
+//	payout_treasury_balance_base_units{network,token}     gauge: the treasury's token balance, read by the sweeper (Treasury)
+//	payout_sweeper_gas_balance_wei{network}               gauge: the sweeper's gas wallet's native balance
+//	payout_sweeper_gas_batches_left{network}              gauge: full sweep batches the gas wallet pays at the current fee cap
 //
 // Label values:
 //
 //	status     a transfer phase (ready_to_process ... refunded), or "none" before the first status
 //	reason     (needing attention) payout_lost, payout_returned
 //	network    arbitrum, avalanche, base, ethereum, polygon, solana, tron
+//	token      usdc, usdt
 //	operation  find, create, get (the methods of fiat.Provider)
 //	outcome    success, transient, permanent, inconsistent
 //	route      the facade's route template ("/api/payouts/recipients/{id}"), "other" for no route

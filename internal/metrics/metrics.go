@@ -31,6 +31,9 @@ const (
 	FacadeBusiestClientName    = "payout_facade_busiest_client_share"
 	RatesAgeName               = "payout_rates_age_seconds"
 	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
+	TreasuryBalanceName        = "payout_treasury_balance_base_units"
+	SweeperGasBalanceName      = "payout_sweeper_gas_balance_wei"
+	SweeperGasBatchesName      = "payout_sweeper_gas_batches_left"
 )
 
 // Type is a metric's Prometheus type.
@@ -75,6 +78,9 @@ var Catalog = []Metric{
 	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{FacadeBusiestClientName, Gauge, nil, "Share (0 to 1) of the REST facade's requests in the last complete minute that came from its busiest client address (an IPv4 address or IPv6 /64, as the brute-force limits count them), probes left out. Near 1 on a facade many tenants use, the facade sees a proxy's address instead of its callers' (--trusted-proxies), and one tenant's bad keys block them all."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
+	{TreasuryBalanceName, Gauge, []string{"network", "token"}, "Token balance of the network's treasury address in base units (6 decimals), read by the sweeper at each pass."},
+	{SweeperGasBalanceName, Gauge, []string{"network"}, "Native balance of the sweeper's gas wallet on the network in wei (1e-18 of the native coin), read by the sweeper at each pass."},
+	{SweeperGasBatchesName, Gauge, []string{"network"}, "Full sweep batches (--sweep-max-batch deposit addresses each) the sweeper's gas wallet can still pay at the network's current fee cap; below 1 no batch is signed until it is funded."},
 	{SanctionsAgeName, Gauge, nil, "Time since the publish date of the sanctions list recipients are screened against; -1 while no list is loaded or its date is unknown. Screening answers 503 past --sanctions-max-age."},
 }
 
@@ -145,6 +151,9 @@ var (
 	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
 	sanctionsAge           = &optionalGauge{desc: prometheus.NewDesc(SanctionsAgeName, help(SanctionsAgeName), nil, nil)}
+	treasuryBalance        = newGaugeVec(TreasuryBalanceName)
+	sweeperGasBalance      = newGaugeVec(SweeperGasBalanceName)
+	sweeperGasBatches      = newGaugeVec(SweeperGasBatchesName)
 )
 
 func init() {
@@ -154,6 +163,7 @@ func init() {
 		providerRequests, providerDuration,
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors, facadeBusiestClient,
+		treasuryBalance, sweeperGasBalance, sweeperGasBatches,
 	)
 	// ratesAge is registered by WatchRatesAge, sanctionsAge by WatchSanctionsAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the

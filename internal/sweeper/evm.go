@@ -178,30 +178,68 @@ func (m *EVM) Sign(ctx context.Context, network payoutv1.Network, token payoutv1
 // fees are the tip the node suggests and a fee cap of twice the latest base fee plus the tip
 // (as refunds pay); the gas wallet must hold gas at that cap.
 func (m *EVM) fees(ctx context.Context, ch *evm.Chain, gas uint64) (sweep.Fees, error) {
+	f, bal, err := m.quote(ctx, ch)
+	if err != nil {
+		return sweep.Fees{}, err
+	}
+	if need := new(big.Int).Mul(f.FeeCap, new(big.Int).SetUint64(gas)); bal.Cmp(need) < 0 {
+		return sweep.Fees{}, fmt.Errorf("%w: the sweeper's gas wallet %s holds %s wei, the transaction may need %s",
+			evm.ErrInsufficientFunds, evm.Hex(crypto.PubkeyToAddress(m.gasKey.PublicKey)), bal, need)
+	}
+	return f, nil
+}
+
+// quote is the fees a transaction pays now and the gas wallet's balance.
+func (m *EVM) quote(ctx context.Context, ch *evm.Chain) (sweep.Fees, *big.Int, error) {
 	var tip, bal hexutil.Big
 	var latest *evm.Header
-	from := crypto.PubkeyToAddress(m.gasKey.PublicKey)
 	calls := []rpc.BatchElem{
 		{Method: "eth_maxPriorityFeePerGas", Result: &tip},
 		{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &latest},
-		{Method: "eth_getBalance", Args: []any{from, "latest"}, Result: &bal},
+		{Method: "eth_getBalance", Args: []any{crypto.PubkeyToAddress(m.gasKey.PublicKey), "latest"}, Result: &bal},
 	}
 	if err := ch.Client.Batch(ctx, calls); err != nil {
-		return sweep.Fees{}, err
+		return sweep.Fees{}, nil, err
 	}
 	for _, c := range calls {
 		if c.Error != nil {
-			return sweep.Fees{}, fmt.Errorf("%s: %w", c.Method, c.Error)
+			return sweep.Fees{}, nil, fmt.Errorf("%s: %w", c.Method, c.Error)
 		}
 	}
 	if latest == nil || latest.BaseFee == nil {
-		return sweep.Fees{}, errors.New("the latest block has no base fee: only EIP-1559 chains are supported")
+		return sweep.Fees{}, nil, errors.New("the latest block has no base fee: only EIP-1559 chains are supported")
 	}
 	f := sweep.Fees{TipCap: tip.ToInt(), FeeCap: new(big.Int).Add(new(big.Int).Mul(latest.BaseFee.ToInt(), big.NewInt(2)), tip.ToInt())}
-	if need := new(big.Int).Mul(f.FeeCap, new(big.Int).SetUint64(gas)); bal.ToInt().Cmp(need) < 0 {
-		return sweep.Fees{}, fmt.Errorf("%w: the sweeper's gas wallet %s holds %s wei, the transaction may need %s", evm.ErrInsufficientFunds, evm.Hex(from), bal.ToInt(), need)
+	return f, bal.ToInt(), nil
+}
+
+// balanceOfSelector is the 4-byte selector of ERC-20 balanceOf(address).
+var balanceOfSelector = crypto.Keccak256([]byte("balanceOf(address)"))[:4]
+
+// Balances reads network's treasury balance of each configured token, the gas wallet's
+// balance, and how many batches of maxItems addresses it pays at the current fee cap.
+func (m *EVM) Balances(ctx context.Context, network payoutv1.Network, treasury string, maxItems int) (map[payoutv1.Token]*big.Int, *big.Int, float64, error) {
+	ch, ok := m.chains[network]
+	if !ok {
+		return nil, nil, 0, fmt.Errorf("%s is not configured", network)
 	}
-	return f, nil
+	f, gas, err := m.quote(ctx, ch)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	out := map[payoutv1.Token]*big.Int{}
+	for token, t := range ch.Config.Tokens {
+		var b hexutil.Bytes
+		data := append(append([]byte{}, balanceOfSelector...), common.LeftPadBytes(common.HexToAddress(treasury).Bytes(), 32)...)
+		call := map[string]any{"to": common.HexToAddress(t.Contract), "data": hexutil.Bytes(data)}
+		if err := ch.Client.Call(ctx, &b, "eth_call", call, "latest"); err != nil {
+			return nil, nil, 0, fmt.Errorf("balanceOf: %w", err)
+		}
+		out[token] = new(big.Int).SetBytes(b)
+	}
+	batch := new(big.Int).Mul(f.FeeCap, new(big.Int).SetUint64(sweep.GasLimit(maxItems)))
+	left, _ := new(big.Rat).SetFrac(gas, batch).Float64()
+	return out, gas, left, nil
 }
 
 // reader reads code and nonces through the network's failover client (sweep.Reader).

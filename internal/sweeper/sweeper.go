@@ -19,6 +19,7 @@ package sweeper
 
 import (
 	"context"
+	"math/big"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain"
+	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/treasury"
 )
 
@@ -58,6 +60,9 @@ type Mover interface {
 	// Sign builds and signs one transaction moving every item's balance of token to `to`.
 	Sign(ctx context.Context, network payoutv1.Network, token payoutv1.Token, to string, items []Item, nonce uint64) (raw []byte, hash string, err error)
 	Broadcast(ctx context.Context, network payoutv1.Network, raw []byte) error
+	// Balances reads the treasury's balance of each token, the gas wallet's balance (wei) and
+	// how many batches of maxItems addresses it pays at the current fees (for the metrics).
+	Balances(ctx context.Context, network payoutv1.Network, to string, maxItems int) (map[payoutv1.Token]*big.Int, *big.Int, float64, error)
 	// Receipt is what the chain says of the transaction, with the network's depth and the
 	// token transfers it made.
 	Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, error)
@@ -102,6 +107,7 @@ func (s *Sweeper) Pass(ctx context.Context) (time.Duration, error) {
 	next := time.Duration(0)
 	var errs []error
 	for network, to := range s.Treasury {
+		s.watch(ctx, network, to)
 		wait, err := s.network(ctx, network, to)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", network, err))
@@ -111,6 +117,19 @@ func (s *Sweeper) Pass(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	return next, errors.Join(errs...)
+}
+
+// watch records the treasury's and the gas wallet's balances on network (metrics); a chain that
+// does not answer leaves the last values and is only logged: the pass goes on.
+func (s *Sweeper) watch(ctx context.Context, network payoutv1.Network, to string) {
+	units, gas, left, err := s.Mover.Balances(ctx, network, to, max(s.Policy.MaxItems, 1))
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading the treasury's and the gas wallet's balances", "network", network)
+		return
+	}
+	for token, u := range units {
+		metrics.Treasury(network, token, u, gas, left)
+	}
 }
 
 // intents creates the Sweep of every due deposit that has none, and admits Sweeps without a

@@ -23,7 +23,9 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/test/chaintest"
+	"github.com/stablepay/payout-operator/test/metricstest"
 	"github.com/stablepay/payout-operator/test/testenv"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -270,6 +272,20 @@ func TestSweepsPaidOutDepositsInOneTransaction(t *testing.T) {
 	}
 	if n := r.gasNonce(); n != 2 {
 		t.Fatalf("the gas wallet sent %d transactions: want the delegate's deployment and one batch", n)
+	}
+	// the next pass reads the balances the metrics show
+	if _, err := r.sweeper(nil).Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := metricstest.MustGather(t)
+	if got := m.Sum(metrics.TreasuryBalanceName, "network", "base", "token", "usdc"); got != float64(r.tokens(r.treasury)) || got != 32_660_000 {
+		t.Errorf("%s = %v; the treasury holds %d", metrics.TreasuryBalanceName, got, r.tokens(r.treasury))
+	}
+	if got := m.Sum(metrics.SweeperGasBalanceName, "network", "base"); got != float64(r.native(r.gasAt).Int64()) {
+		t.Errorf("%s = %v; the gas wallet holds %s wei", metrics.SweeperGasBalanceName, got, r.native(r.gasAt))
+	}
+	if got := m.Sum(metrics.SweeperGasBatchesName, "network", "base"); got < 1 {
+		t.Errorf("%s = %v with a gas wallet of 1 ETH on a dev chain", metrics.SweeperGasBatchesName, got)
 	}
 }
 
