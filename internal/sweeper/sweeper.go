@@ -94,10 +94,6 @@ type Sweeper struct {
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=system,resources=events,verbs=create;patch
 
-// maxReleases is how often a deposit is batched again after its batch moved nothing: past it the
-// sweep stays Pending (stranded, shown by kubectl get sweeps) for an operator to look at.
-const maxReleases = 3
-
 // Pass runs one pass over every network. It returns how long until the next pass is due at the
 // latest (a batch waiting for its maximum age, a transaction waiting for depth).
 func (s *Sweeper) Pass(ctx context.Context) (time.Duration, error) {
@@ -242,7 +238,7 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 	}
 	pending := map[payoutv1.Token][]payoutv1.Sweep{}
 	for _, sw := range sweeps.Items {
-		if sw.Spec.Network == network && sw.Status.State == payoutv1.SweepPending && len(sw.Status.ReleasedBatches) < maxReleases {
+		if sw.Spec.Network == network && sw.Status.State == payoutv1.SweepPending && !treasury.Stranded(&sw) {
 			pending[sw.Spec.Token] = append(pending[sw.Spec.Token], sw)
 		}
 	}

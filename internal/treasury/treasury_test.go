@@ -297,3 +297,32 @@ func TestBatchSteps(t *testing.T) {
 }
 
 func now() time.Time { return testgen.Epoch.Time }
+
+func TestSummarize(t *testing.T) {
+	written := logAt(6, "30000000") // a write-off the sweeper refused
+	swept, pending, refused := sweepFor(credited, payoutv1.SweepConfirmed), sweepFor(stray, payoutv1.SweepPending), sweepFor(written, payoutv1.SweepRefused)
+	swept.Status.Moved = "25000001" // the receipt moved one unit more than the deposit
+	stranded := sweepFor(logAt(3, "5"), payoutv1.SweepPending)
+	stranded.Status.ReleasedBatches = []string{"a", "b", "c"}
+	held := logAt(4, "9")
+	usdt := logAt(5, "11")
+	usdt.Spec.Token = payoutv1.TokenUSDT
+	deps := []payoutv1.Deposit{credited, stray, written, logAt(3, "5"), held, usdt}
+	got := Summarize(deps, []payoutv1.Sweep{swept, pending, refused, stranded})
+	if len(got) != 2 || got[0].Token != payoutv1.TokenUSDC || got[1].Token != payoutv1.TokenUSDT {
+		t.Fatalf("rows %+v: want base usdc, base usdt", got)
+	}
+	u := got[0]
+	if u.Swept.String() != "25000001" || u.Pending.String() != "7000000" || u.Stranded.String() != "30000005" || u.Held.String() != "9" || u.Count != 5 || u.SweptCount != 1 {
+		t.Fatalf("base usdc: swept %s, pending %s, stranded %s, held %s (%d deposits, %d swept)", u.Swept, u.Pending, u.Stranded, u.Held, u.Count, u.SweptCount)
+	}
+	if got[1].Held.String() != "11" {
+		t.Fatalf("base usdt: held %s", got[1].Held)
+	}
+}
+
+func sweepFor(d payoutv1.Deposit, state payoutv1.SweepState) payoutv1.Sweep {
+	sw := *Intent(testgen.Transfer("payout-acme", id, deposited), &d, payoutv1.SweepPaidOut)
+	sw.Status.State = state
+	return sw
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/get"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/recovery"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/refund"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/treasury"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/wallet"
 )
 
@@ -53,6 +54,7 @@ payout-operator-role. Shell completion: kubectl payout completion --help.`,
 		get.NewCmdGet(f),
 		describe.NewCmdDescribe(f),
 		recovery.NewCmdRecover(f),
+		treasury.NewCmdTreasury(f),
 	)
 	root.AddCommand(completion.NewCmdCompletion(f, root))
 	return root
