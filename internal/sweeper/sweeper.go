@@ -19,10 +19,10 @@ package sweeper
 
 import (
 	"context"
-	"math/big"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 
