@@ -268,25 +268,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 	if o.sweeper.enabled {
 		return runSweeper(ctx, cfg, o, log)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
-		Scheme:                  scheme.New(),
-		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
-		HealthProbeBindAddress:  o.probeAddr,
-		PprofBindAddress:        o.pprofAddr,
-		LeaderElection:          o.controllers && o.leaderElect,
-		LeaderElectionID:        "payoutd.payout.stablepay.dev",
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-		LeaseDuration:           &o.leaseDuration,
-		RenewDeadline:           &o.renewDeadline,
-		RetryPeriod:             &o.retryPeriod,
-		// A replica stopping gracefully (a rolling update) gives the lease up once its controllers
-		// have stopped, so the standby takes over at once instead of after a lease duration;
-		// payoutd exits as soon as the manager returns, as this requires.
-		LeaderElectionReleaseOnCancel: true,
-		// Decisions come from the cache; managed fields are dead weight there.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, o.controllers && o.leaderElect, "payoutd.payout.stablepay.dev"))
 	if err != nil {
 		return err
 	}
@@ -395,6 +377,30 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// managerOptions are the manager's options of a payoutd process: leader election (when elect) on
+// the Lease named id.
+func managerOptions(o *options, elect bool, id string) ctrl.Options {
+	return ctrl.Options{
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
+		Scheme:                  scheme.New(),
+		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          elect,
+		LeaderElectionID:        id,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
+		// A replica stopping gracefully (a rolling update) gives the lease up once its controllers
+		// have stopped, so the standby takes over at once instead of after a lease duration;
+		// payoutd exits as soon as the manager returns, as this requires.
+		LeaderElectionReleaseOnCancel: true,
+		// Decisions come from the cache; managed fields are dead weight there.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	}
 }
 
 // trustedProxies parses --trusted-proxies: CIDRs, or "none". Unset, it is refused when the

@@ -11,15 +11,11 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
-	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
-	"github.com/stablepay/payout-operator/internal/scheme"
 	"github.com/stablepay/payout-operator/internal/secretfile"
 	"github.com/stablepay/payout-operator/internal/sweeper"
 	"github.com/stablepay/payout-operator/internal/treasury"
@@ -68,20 +64,8 @@ func (s *sweeperOptions) check(o *options) error {
 
 // runSweeper runs the sweeper against the cluster of cfg until ctx ends.
 func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Controller:                    ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
-		Scheme:                        scheme.New(),
-		Metrics:                       payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "sweeper.payout.stablepay.dev",
-		LeaderElectionNamespace:       o.leaderElectionNamespace,
-		LeaseDuration:                 &o.leaseDuration,
-		RenewDeadline:                 &o.renewDeadline,
-		RetryPeriod:                   &o.retryPeriod,
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	// its own Lease: the sweeper leads apart from the controllers
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, o.leaderElect, "sweeper.payout.stablepay.dev"))
 	if err != nil {
 		return err
 	}
