@@ -162,6 +162,7 @@ type SweepStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.spec.reason == 'WrittenOff' ? has(self.spec.writeOff) : !has(self.spec.writeOff)",message="a sweep carries a write-off exactly when its reason is WrittenOff"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || has(self.status)",message="a sweep's status cannot be removed"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.status) || !has(self.status) || !has(self.status.state) || self.status.state in ['Pending', 'Refused']",message="a sweep's state only moves forward (Pending, Batched, Confirmed; or Refused): a new sweep is admitted or refused first"
 type Sweep struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -332,6 +333,7 @@ type SweepBatchStatus struct {
 // +kubebuilder:printcolumn:name="Tx",type=string,JSONPath=`.status.txHash`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || has(self.status)",message="a sweep batch's status cannot be removed"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.status) || !has(self.status) || !has(self.status.state) || self.status.state == 'Pending'",message="a sweep batch's state only moves forward (Pending, Signed, Broadcast, Confirmed or Reverted): a new batch is Pending first"
 type SweepBatch struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
