@@ -135,6 +135,10 @@ token: ## Compile StableToken.sol into $(TOKEN_DIR)/StableToken.{abi,bin} (solc-
 # The sweep delegate (internal/chain/evm/sweep): SweepDelegate.sol compiled to the committed ABI
 # and creation bytecode the package embeds; its test compiles it again and fails on a difference.
 SWEEP_DIR := internal/chain/evm/sweep
+.PHONY: solc
+solc: ## Cache solc-js and OpenZeppelin (npm, by version): the sweep package's test compiles its delegate with them.
+	@hack/npm-tool.sh solc $(SOLC_VERSION) >/dev/null && hack/npm-tool.sh @openzeppelin/contracts $(OPENZEPPELIN_VERSION) >/dev/null
+
 .PHONY: sweep-delegate
 sweep-delegate: ## Compile SweepDelegate.sol into $(SWEEP_DIR)/SweepDelegate.{abi,bin} (solc-js, offline once cached).
 	hack/compile-token.sh $(SOLC_VERSION) $(OPENZEPPELIN_VERSION) $(SWEEP_DIR) $(SWEEP_DIR)/SweepDelegate.sol SweepDelegate
@@ -225,7 +229,7 @@ test-unit: ## Unit tests: no server, no tool to install (go test -short; seconds
 	go test -short -count=1 -vet=off -ldflags=-w $(UNIT_PACKAGES)
 
 .PHONY: test-integration
-test-integration: anvil redis-server postgres ## The domain packages' tests in full, on anvil, Redis and PostgreSQL (no cluster).
+test-integration: anvil redis-server postgres solc ## The domain packages' tests in full, on anvil, Redis and PostgreSQL (no cluster).
 	go test -count=1 $$(go list ./internal/... ./test/... | grep -v '/internal/chain/watch')
 
 .PHONY: test-envtest

@@ -7,7 +7,9 @@ pragma solidity 0.8.37;
 /// send the address's whole balance of a token to the treasury fixed in this contract's code.
 /// The treasury is an immutable, so it is part of the runtime code and of the CREATE2 address
 /// the contract is deployed at: the sweeper derives that address from the treasury and this
-/// bytecode, so an authorization can only ever delegate to this code with that treasury. The
+/// bytecode, so an authorization can only ever delegate to this code with that treasury. On a
+/// network without EIP-7702 the same contract pulls deposits with EIP-2612 permits signed for it
+/// as the spender (sweepPermits), again only to the treasury. The
 /// contract keeps no storage (a delegating account's storage is its own, and stays when the
 /// delegation changes) and has no receive function: native coins sent to a delegated deposit
 /// address are refused, not stranded.
@@ -37,6 +39,39 @@ contract SweepDelegate {
         require(ok && (ret.length == 0 || abi.decode(ret, (bool))), "SweepDelegate: transfer failed");
     }
 
+    /// @notice An EIP-2612 permit of a deposit address for this contract as the spender.
+    struct Permit {
+        address owner;
+        uint256 value;
+        uint256 deadline;
+        uint8 v;
+        bytes32 r;
+        bytes32 s;
+    }
+
+    /// @notice For networks without EIP-7702: uses each permit and pulls the permitted value
+    /// from its owner to the treasury, in one transaction. A permit that fails (used already,
+    /// expired) or a pull the token refuses is skipped with SweepFailed; a permit used twice
+    /// fails the second time (its nonce is spent), so a batch signed again moves nothing twice.
+    /// Called on a delegated account rather than on this contract, the permits name another
+    /// spender and fail: nothing moves.
+    function sweepPermits(address token, Permit[] calldata permits) external {
+        for (uint256 i = 0; i < permits.length; ++i) {
+            Permit calldata p = permits[i];
+            (bool ok,) = token.call(
+                abi.encodeCall(IERC20Permit.permit, (p.owner, address(this), p.value, p.deadline, p.v, p.r, p.s))
+            );
+            if (ok) {
+                bytes memory ret;
+                (ok, ret) = token.call(abi.encodeCall(IERC20Balance.transferFrom, (p.owner, treasury, p.value)));
+                ok = ok && (ret.length == 0 || abi.decode(ret, (bool)));
+            }
+            if (!ok) {
+                emit SweepFailed(p.owner, token);
+            }
+        }
+    }
+
     /// @notice Calls sweep(token) on each account (delegated to this code) in one transaction.
     /// An account that fails is skipped with SweepFailed, so one bad authorization does not stop
     /// the batch; what moved is what the token's Transfer events to the treasury say.
@@ -53,4 +88,10 @@ contract SweepDelegate {
 interface IERC20Balance {
     function balanceOf(address account) external view returns (uint256);
     function transfer(address to, uint256 amount) external returns (bool);
+    function transferFrom(address from, address to, uint256 amount) external returns (bool);
+}
+
+interface IERC20Permit {
+    function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
+        external;
 }

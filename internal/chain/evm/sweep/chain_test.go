@@ -402,3 +402,101 @@ func manyDeposits(t *testing.T, n int) []sweep.Deposit {
 	}
 	return out
 }
+
+// A sweeper that lost its stored bytes signs the batch again with the same gas-wallet nonce and
+// a higher fee, and broadcasts both: one of the two is mined, the other never, and the treasury
+// gains the deposits' sum once.
+func TestResignWithTheSameNonceIsMinedOnce(t *testing.T) {
+	e := newEnv(t)
+	amounts := []int64{4_000_000, 123_456}
+	ds := e.newDeposits(amounts...)
+	before := e.tokenBalance(e.treasury)
+	b := e.batch(ds)
+	first := e.sign(b)
+	b.Fees = sweep.Fees{TipCap: new(big.Int).Mul(b.Fees.TipCap, big.NewInt(2)), FeeCap: new(big.Int).Mul(b.Fees.FeeCap, big.NewInt(2))}
+	second := e.sign(b)
+	if first.Hash == second.Hash {
+		t.Fatal("the two signatures are one transaction")
+	}
+	if err := e.broadcast(first.Raw); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.broadcast(second.Raw) // replaces the first in the pool, or is refused once the first is mined
+
+	var mined, other common.Hash
+	for mined == (common.Hash{}) {
+		for _, s := range []*sweep.Signed{first, second} {
+			if _, err := e.c.Client.TransactionReceipt(e.ctx, s.Hash); err == nil {
+				mined = s.Hash
+			}
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatal("neither signature was mined")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if mined == first.Hash {
+		other = second.Hash
+	} else {
+		other = first.Hash
+	}
+	if err := e.c.Mine(e.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Client.TransactionReceipt(e.ctx, other); err == nil {
+		t.Fatalf("both %s and %s were mined", first.Hash.Hex(), second.Hash.Hex())
+	}
+	want := big.NewInt(amounts[0] + amounts[1])
+	if got := new(big.Int).Sub(e.tokenBalance(e.treasury), before); got.Cmp(want) != 0 {
+		t.Errorf("the treasury gained %s, want %s", got, want)
+	}
+	t.Logf("mined: %s (first %s, second %s)", mined.Hex(), first.Hash.Hex(), second.Hash.Hex())
+}
+
+// On a network without EIP-7702 the delegate pulls deposits with their permits: a batch moves
+// each deposit's balance to the treasury to the base unit and leaves no native coin; the same
+// permits signed into a second batch move nothing (their nonces are spent), and a stranger who
+// replays them on the delegate moves nothing either.
+func TestPermitBatchSweepsEveryDepositOnce(t *testing.T) {
+	e := newEnv(t)
+	e.token = e.deployPermitToken()
+	ds, sum := e.fund(4)
+	before := e.tokenOf(e.treasury)
+	b := e.permitBatch(ds)
+	s, err := sweep.SignPermits(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.mined(s)
+	if r.Status != types.ReceiptStatusSuccessful {
+		t.Fatal("the permit batch reverted")
+	}
+	moved := e.swept(r)
+	for _, d := range b.Deposits {
+		if got := moved[d.Address()]; got == nil || got.Cmp(d.Value) != 0 {
+			t.Errorf("Swept says %s moved %v, want %s", d.Address().Hex(), got, d.Value)
+		}
+	}
+	if got := e.check("permit batch", ds, before, sum); got.Sign() != 0 {
+		t.Errorf("the deposits hold %s wei", got)
+	}
+	after := e.tokenOf(e.treasury)
+
+	// the same permits again, for deposits that received more since: nothing moves
+	e.mint(map[common.Address]int64{ds[0].Address(): 9_000_000})
+	b.GasNonce, b.Fees = e.gasNonce(), e.fees()
+	again, err := sweep.SignPermits(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.mined(again); r.Status != types.ReceiptStatusSuccessful || len(e.swept(r)) != 0 {
+		t.Errorf("the same permits signed again moved %v", e.swept(r))
+	}
+	if got := e.tokenOf(e.treasury); got.Cmp(after) != 0 {
+		t.Errorf("the treasury holds %s after the second batch, %s before it", got, after)
+	}
+	if got := e.tokenOf(ds[0].Address()); got.Cmp(big.NewInt(9_000_000)) != 0 {
+		t.Errorf("the deposit that received more holds %s, want 9000000", got)
+	}
+}

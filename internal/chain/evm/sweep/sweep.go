@@ -12,9 +12,14 @@
 // none is stranded there (docs/architecture.md, "Treasury: how deposits are swept"; the gas
 // measured per deposit is in docs/benchmarks.md).
 //
+// On a network without EIP-7702 (Avalanche's C-Chain today) SignPermits is the fallback: each
+// deposit key signs an EIP-2612 permit for the same delegate contract, and one transaction of
+// the gas wallet per batch calls its sweepPermits, which pulls every permitted value to the
+// treasury. Nothing is stranded there either.
+//
 // The delegate is deployed through the deterministic CREATE2 deployer (Arachnid's, at
-// 0x4e59b44847b379578588920ca78fbf26c0b4956c on the five EVM networks and on anvil) with a
-// zero salt, so its address is a function of this package's bytecode and the treasury alone:
+// 0x4e59b44847b379578588920ca78fbf26c0b4956c: anvil has it from genesis; on a public network
+// check it is there before the first SignDeploy) with a zero salt, so its address is a function of this package's bytecode and the treasury alone:
 // DelegateAddress. Sign delegates to that address and to no other, so no configuration and no
 // caller can point a deposit key's authorization at other code or another treasury. SignDeploy
 // signs its deployment, once per network and treasury; Deployed says whether it is there.
@@ -51,8 +56,10 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
@@ -90,12 +97,12 @@ var Create2Deployer = common.HexToAddress("0x4e59b44847b379578588920ca78fbf26c0b
 const MaxBatch = 100
 
 // DeployGas is the gas limit of the delegate's deployment.
-const DeployGas = 400_000
+const DeployGas = 1_000_000
 
-// Gas limits of a batch: GasLimit(n) = batchBaseGas + n·perDepositGas. Measured on anvil
-// (docs/benchmarks.md) a batch uses about 26,000 plus 60,000 per deposit (a fresh
-// authorization, the deposit's cold account and the token's cold balance slots); the limit
-// leaves room for a token whose transfer costs more (USDC's proxy, USDT).
+// Gas limits of a batch: GasLimit(n) = batchBaseGas + n·perDepositGas. On go-ethereum's EVM
+// (docs/benchmarks.md) a batch of one fresh deposit used 60,940 gas and a batch of fifty 32,005
+// per deposit, with OpenZeppelin's ERC-20; the limit leaves room for a token whose transfer costs
+// more (USDC's proxy and blocklist, USDT) and for refunds that do not come.
 const (
 	batchBaseGas  = 50_000
 	perDepositGas = 90_000
@@ -191,19 +198,7 @@ type Signed struct {
 // DelegateAddress(Treasury)) and calling sweepBatch(Token, deposits). It reads nothing from the
 // chain and broadcasts nothing.
 func Sign(b Batch) (*Signed, error) {
-	if b.ChainID == nil || b.ChainID.Sign() <= 0 || b.ChainID.BitLen() > 256 {
-		return nil, errors.New("sweep: no chain id (an authorization for chain 0 would be valid on every chain)")
-	}
-	if b.Token == (common.Address{}) || b.Treasury == (common.Address{}) {
-		return nil, errors.New("sweep: the token and the treasury are required")
-	}
-	if b.GasKey == nil {
-		return nil, errors.New("sweep: no gas wallet key")
-	}
-	if len(b.Deposits) == 0 || len(b.Deposits) > MaxBatch {
-		return nil, fmt.Errorf("sweep: a batch has 1 to %d deposits, not %d", MaxBatch, len(b.Deposits))
-	}
-	if err := b.Fees.check(); err != nil {
+	if err := checkBatch(b.ChainID, b.Token, b.Treasury, b.GasKey, len(b.Deposits), b.Fees); err != nil {
 		return nil, err
 	}
 	gasWallet := crypto.PubkeyToAddress(b.GasKey.PublicKey)
@@ -248,6 +243,23 @@ func Sign(b Batch) (*Signed, error) {
 		AuthList:  auths,
 	})
 	return sign(tx, b.ChainID, b.GasKey, addrs)
+}
+
+// checkBatch refuses what would make an unsafe or unminable batch transaction.
+func checkBatch(chainID *big.Int, token, treasury common.Address, gasKey *ecdsa.PrivateKey, deposits int, fees Fees) error {
+	if chainID == nil || chainID.Sign() <= 0 || chainID.BitLen() > 256 {
+		return errors.New("sweep: no chain id (an authorization for chain 0 is valid on every chain)")
+	}
+	if token == (common.Address{}) || treasury == (common.Address{}) {
+		return errors.New("sweep: the token and the treasury are required")
+	}
+	if gasKey == nil {
+		return errors.New("sweep: no gas wallet key")
+	}
+	if deposits == 0 || deposits > MaxBatch {
+		return fmt.Errorf("sweep: a batch has 1 to %d deposits, not %d", MaxBatch, deposits)
+	}
+	return fees.check()
 }
 
 // SignDeploy signs the deployment of the delegate that sweeps to treasury, through
@@ -368,4 +380,154 @@ func PackSweepBatch(token common.Address, accounts []common.Address) []byte {
 		panic(err) // an address and an address array: cannot fail
 	}
 	return data
+}
+
+// Gas limits of a permit batch: PermitGasLimit(n) = batchBaseGas + n·perPermitGas (a permit
+// writes the allowance and the owner's permit nonce; the pull spends the allowance again).
+const perPermitGas = 130_000
+
+// PermitGasLimit is the gas limit SignPermits gives a batch of n permits when PermitBatch.Gas is
+// 0.
+func PermitGasLimit(n int) uint64 { return batchBaseGas + uint64(n)*perPermitGas }
+
+// PermitDeposit is one deposit address of a permit batch.
+type PermitDeposit struct {
+	// Key is the deposit address's private key.
+	Key *ecdsa.PrivateKey
+	// Nonce is the owner's permit nonce at the token (nonces(owner); ReadPermits reads it).
+	Nonce *big.Int
+	// Value is what the permit allows and the batch pulls, in base units: the address's
+	// balance when it is signed. A deposit arriving later stays for a later sweep.
+	Value *big.Int
+	// Deadline is the permit's expiry, a Unix time.
+	Deadline *big.Int
+}
+
+// Address is the deposit's address.
+func (d PermitDeposit) Address() common.Address { return crypto.PubkeyToAddress(d.Key.PublicKey) }
+
+// PermitBatch is what SignPermits needs: a sweep for a network without EIP-7702, through the
+// same delegate contract (deployed by SignDeploy), whose sweepPermits uses each deposit's
+// EIP-2612 permit (signed for the delegate as the spender) and pulls the value to the treasury.
+type PermitBatch struct {
+	// ChainID of the network.
+	ChainID *big.Int
+	// Token is the token contract; it must implement EIP-2612 (USDC does).
+	Token common.Address
+	// DomainSeparator is the token's EIP-712 DOMAIN_SEPARATOR() (ReadPermits reads it).
+	DomainSeparator common.Hash
+	// Treasury receives the tokens; the delegate at DelegateAddress(Treasury) must be deployed.
+	Treasury common.Address
+	// Deposits to sweep: 1 to MaxBatch distinct addresses.
+	Deposits []PermitDeposit
+	// GasKey, GasNonce and Fees are the gas wallet's, as in Batch.
+	GasKey   *ecdsa.PrivateKey
+	GasNonce uint64
+	Fees     Fees
+	// Gas is the transaction's gas limit; 0 means PermitGasLimit(len(Deposits)).
+	Gas uint64
+}
+
+// permitTypeHash is EIP-2612's Permit type hash.
+var permitTypeHash = crypto.Keccak256([]byte("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)"))
+
+// permitArg is sweepPermits' Permit struct, as the ABI packer takes it.
+type permitArg struct {
+	Owner    common.Address
+	Value    *big.Int
+	Deadline *big.Int
+	V        uint8
+	R        [32]byte
+	S        [32]byte
+}
+
+// SignPermits builds and signs a permit batch: each deposit key signs an EIP-2612 permit of
+// its Value for the delegate, and the gas wallet's transaction calls the delegate's
+// sweepPermits, which pulls every permitted value to the treasury. It reads nothing from the
+// chain and broadcasts nothing; the caller stores Signed before it broadcasts, as for Sign. A
+// batch signed again after a crash moves nothing twice: a permit's nonce is spent when it is
+// used, so the same permit fails the second time and its deposit is skipped. What moved is
+// read with Swept, as for a 7702 batch.
+func SignPermits(b PermitBatch) (*Signed, error) {
+	if err := checkBatch(b.ChainID, b.Token, b.Treasury, b.GasKey, len(b.Deposits), b.Fees); err != nil {
+		return nil, err
+	}
+	if b.DomainSeparator == (common.Hash{}) {
+		return nil, errors.New("sweep: no domain separator of the token")
+	}
+	delegate := DelegateAddress(b.Treasury)
+	seen := map[common.Address]bool{}
+	addrs := make([]common.Address, len(b.Deposits))
+	permits := make([]permitArg, len(b.Deposits))
+	for i, d := range b.Deposits {
+		if d.Key == nil || d.Nonce == nil || d.Value == nil || d.Deadline == nil {
+			return nil, fmt.Errorf("sweep: deposit %d lacks its key, permit nonce, value or deadline", i)
+		}
+		if d.Value.Sign() <= 0 {
+			return nil, fmt.Errorf("sweep: deposit %d permits %s base units: nothing to sweep", i, d.Value)
+		}
+		a := d.Address()
+		if seen[a] {
+			return nil, fmt.Errorf("sweep: deposit %s is twice in the batch", a.Hex())
+		}
+		seen[a], addrs[i] = true, a
+		structHash := crypto.Keccak256(permitTypeHash, common.LeftPadBytes(a.Bytes(), 32), common.LeftPadBytes(delegate.Bytes(), 32),
+			math.U256Bytes(new(big.Int).Set(d.Value)), math.U256Bytes(new(big.Int).Set(d.Nonce)), math.U256Bytes(new(big.Int).Set(d.Deadline)))
+		sig, err := crypto.Sign(crypto.Keccak256([]byte("\x19\x01"), b.DomainSeparator.Bytes(), structHash), d.Key)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: signing the permit of %s: %w", a.Hex(), err)
+		}
+		p := permitArg{Owner: a, Value: d.Value, Deadline: d.Deadline, V: sig[64] + 27}
+		copy(p.R[:], sig[:32])
+		copy(p.S[:], sig[32:64])
+		permits[i] = p
+	}
+	data, err := delegateABI.Pack("sweepPermits", b.Token, permits)
+	if err != nil {
+		return nil, err
+	}
+	gas := b.Gas
+	if gas == 0 {
+		gas = PermitGasLimit(len(b.Deposits))
+	}
+	tx := types.NewTx(&types.DynamicFeeTx{
+		ChainID: b.ChainID, Nonce: b.GasNonce, GasTipCap: b.Fees.TipCap, GasFeeCap: b.Fees.FeeCap, Gas: gas,
+		To: &delegate, Data: data,
+	})
+	return sign(tx, b.ChainID, b.GasKey, addrs)
+}
+
+// Caller is the part of an ethclient.Client ReadPermits uses.
+type Caller interface {
+	CallContract(ctx context.Context, call ethereum.CallMsg, blockNumber *big.Int) ([]byte, error)
+}
+
+// ReadPermits reads what a permit batch needs from the token at the latest block: its
+// DOMAIN_SEPARATOR() and, per owner, the permit nonce (nonces) and the balance (balanceOf).
+func ReadPermits(ctx context.Context, c Caller, token common.Address, owners []common.Address) (sep common.Hash, nonces, balances []*big.Int, err error) {
+	call := func(data []byte) ([]byte, error) {
+		out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+		if err == nil && len(out) != 32 {
+			err = fmt.Errorf("sweep: token %s answered %d bytes, not 32", token.Hex(), len(out))
+		}
+		return out, err
+	}
+	out, err := call(crypto.Keccak256([]byte("DOMAIN_SEPARATOR()"))[:4])
+	if err != nil {
+		return sep, nil, nil, fmt.Errorf("sweep: DOMAIN_SEPARATOR of %s: %w", token.Hex(), err)
+	}
+	sep = common.BytesToHash(out)
+	for _, o := range owners {
+		arg := common.LeftPadBytes(o.Bytes(), 32)
+		n, err := call(append(crypto.Keccak256([]byte("nonces(address)"))[:4:4], arg...))
+		if err != nil {
+			return sep, nil, nil, fmt.Errorf("sweep: the permit nonce of %s: %w", o.Hex(), err)
+		}
+		bal, err := call(append(crypto.Keccak256([]byte("balanceOf(address)"))[:4:4], arg...))
+		if err != nil {
+			return sep, nil, nil, fmt.Errorf("sweep: the balance of %s: %w", o.Hex(), err)
+		}
+		nonces, balances = append(nonces, new(big.Int).SetBytes(n)), append(balances, new(big.Int).SetBytes(bal))
+	}
+	return sep, nonces, balances, nil
 }
