@@ -90,10 +90,12 @@ CRD_PATHS := paths="./api/..."
 CONTROLLER_RBAC_PATHS := paths="./controllers/..." paths="./internal/chain/..." paths="./internal/recovery/..." paths="./cmd/payoutd/..."
 FACADE_RBAC_PATHS := paths="./apiserver/..." paths="./internal/kycsite/..."
 OPERATOR_RBAC_PATHS := paths="./cmd/kubectl-payout/..."
-# $(call rbac-gen,DIR) writes the three roles to DIR/{controller,facade,operator}/role.yaml.
+SWEEPER_RBAC_PATHS := paths="./internal/sweeper/..."
+# $(call rbac-gen,DIR) writes the four roles to DIR/{controller,facade,operator,sweeper}/role.yaml.
 rbac-gen = $(CONTROLLER_GEN) rbac:roleName=controller-role $(CONTROLLER_RBAC_PATHS) output:rbac:artifacts:config=$(1)/controller && \
 	$(CONTROLLER_GEN) rbac:roleName=facade-role $(FACADE_RBAC_PATHS) output:rbac:artifacts:config=$(1)/facade && \
-	$(CONTROLLER_GEN) rbac:roleName=operator-role $(OPERATOR_RBAC_PATHS) output:rbac:artifacts:config=$(1)/operator
+	$(CONTROLLER_GEN) rbac:roleName=operator-role $(OPERATOR_RBAC_PATHS) output:rbac:artifacts:config=$(1)/operator && \
+	$(CONTROLLER_GEN) rbac:roleName=sweeper-role $(SWEEPER_RBAC_PATHS) output:rbac:artifacts:config=$(1)/sweeper
 ##@ General
 
 .PHONY: help
@@ -103,7 +105,7 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs and the three RBAC roles (controllers, facade, operators) from the markers.
+manifests: controller-gen ## Generate the CRDs and the four RBAC roles (controllers, facade, operators, sweeper) from the markers.
 	$(CONTROLLER_GEN) crd $(CRD_PATHS) output:crd:artifacts:config=config/crd/bases
 	$(call rbac-gen,config/rbac)
 
@@ -197,7 +199,8 @@ check-generated: controller-gen ## Fail when the committed generated files diffe
 	diff -ru config/crd/bases $$tmp/crd && \
 	diff -u config/rbac/controller/role.yaml $$tmp/rbac/controller/role.yaml && \
 	diff -u config/rbac/facade/role.yaml $$tmp/rbac/facade/role.yaml && \
-	diff -u config/rbac/operator/role.yaml $$tmp/rbac/operator/role.yaml \
+	diff -u config/rbac/operator/role.yaml $$tmp/rbac/operator/role.yaml && \
+	diff -u config/rbac/sweeper/role.yaml $$tmp/rbac/sweeper/role.yaml \
 	  || { echo "generated files are stale: run 'make generate manifests'"; exit 1; }
 
 .PHONY: check-token

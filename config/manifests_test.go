@@ -38,6 +38,7 @@ func TestManifests(t *testing.T) {
 	_, objs := rendered(t)
 	controller := as[appsv1.Deployment](t, find(t, objs, "Deployment", "payout-controller"))
 	facade := as[appsv1.Deployment](t, find(t, objs, "Deployment", "payout-facade"))
+	sweeper := as[appsv1.Deployment](t, find(t, objs, "Deployment", "payout-sweeper"))
 
 	t.Run("every object lives in payout-system or is cluster-scoped, and the namespace is created", func(t *testing.T) {
 		find(t, objs, "Namespace", namespace)
@@ -73,7 +74,7 @@ func TestManifests(t *testing.T) {
 			}
 		}
 		secrets := map[string]bool{}
-		for _, d := range []*appsv1.Deployment{controller, facade} {
+		for _, d := range []*appsv1.Deployment{controller, facade, sweeper} {
 			for _, v := range d.Spec.Template.Spec.Volumes {
 				if v.Secret != nil {
 					secrets[v.Secret.SecretName] = true
@@ -87,7 +88,8 @@ func TestManifests(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"payout-deposit-xpub", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-limits-redis", "payout-archive", "payout-archive-reader"}
+		want := []string{"payout-deposit-xpub", "payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-limits-redis", "payout-archive", "payout-archive-reader",
+			"payout-deposit-key", "payout-sweeper-gas-wallet"}
 		for _, s := range want {
 			if !secrets[s] {
 				t.Errorf("no pod uses Secret %s", s)
@@ -101,12 +103,14 @@ func TestManifests(t *testing.T) {
 		}
 	})
 
-	t.Run("each pod gets only the Secrets its part of payoutd reads: no deposit master key anywhere, no deposit key in the controllers", func(t *testing.T) {
+	t.Run("each pod gets only the Secrets its part of payoutd reads: the deposit master key in the sweeper only, no deposit key in the controllers", func(t *testing.T) {
 		for d, allowed := range map[*appsv1.Deployment][]string{
 			// the keys that move money: the refund wallet, the provider's token; the archive's writer
 			controller: {"payout-refund-wallet", "payout-fiat-provider", "payout-smtp", "payout-archive"},
 			// the xpub issues v1 deposit addresses; the archive is read as a role that cannot write
 			facade: {"payout-deposit-xpub", "payout-limits-redis", "payout-archive-reader"},
+			// the deposit master key and the gas wallet that pays for sweeps: nothing else
+			sweeper: {"payout-deposit-key", "payout-sweeper-gas-wallet"},
 		} {
 			pod := d.Spec.Template.Spec
 			for _, v := range pod.Volumes {
@@ -121,11 +125,26 @@ func TestManifests(t *testing.T) {
 					}
 				}
 				for _, a := range c.Args {
-					if strings.HasPrefix(a, "--deposit-xprv-file") || (d == controller && strings.HasPrefix(a, "--deposit-xpub-file")) {
+					if (d != sweeper && strings.HasPrefix(a, "--deposit-xprv-file")) || (d == controller && strings.HasPrefix(a, "--deposit-xpub-file")) {
 						t.Errorf("%s is given %s", d.Name, a)
 					}
 				}
 			}
+		}
+	})
+
+	t.Run("the sweeper: one replica, leader election, no API, no controllers, the xprv", func(t *testing.T) {
+		args := sweeper.Spec.Template.Spec.Containers[0].Args
+		for _, a := range []string{"--sweeper", "--leader-elect", "--api=false", "--controllers=false", "--deposit-xprv-file=/var/run/secrets/payout/deposit-key/xprv"} {
+			if !slices.Contains(args, a) {
+				t.Errorf("sweeper args %v lack %s", args, a)
+			}
+		}
+		if *sweeper.Spec.Replicas != 1 || sweeper.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("sweeper: %d replicas, strategy %s", *sweeper.Spec.Replicas, sweeper.Spec.Strategy.Type)
+		}
+		if sa := sweeper.Spec.Template.Spec.ServiceAccountName; sa != "payout-sweeper" {
+			t.Errorf("sweeper service account %q", sa)
 		}
 	})
 
@@ -171,7 +190,7 @@ func TestManifests(t *testing.T) {
 	})
 
 	t.Run("each pod runs non-root on a read-only root with seccomp, probes, requests and limits", func(t *testing.T) {
-		for _, d := range []*appsv1.Deployment{controller, facade} {
+		for _, d := range []*appsv1.Deployment{controller, facade, sweeper} {
 			pod := d.Spec.Template.Spec
 			if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
 				pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {

@@ -113,3 +113,31 @@ func TestDeploymentTrustedProxies(t *testing.T) {
 		t.Errorf("the deployment's facade would not start: %v", err)
 	}
 }
+
+// TestSweeperRunsAlone: --sweeper starts only without the controllers and the facade, so that no
+// process that serves callers or talks to the bank holds the deposit master key, and with the
+// gas wallet's key file and a sane schedule.
+func TestSweeperRunsAlone(t *testing.T) {
+	alone := []string{"--sweeper", "--controllers=false", "--api=false", "--sweeper-gas-key-file", "/run/gas"}
+	for _, tc := range []struct {
+		args    []string
+		refused string // "" when payoutd starts
+	}{
+		{alone, ""},
+		{[]string{"--sweeper", "--api=false", "--sweeper-gas-key-file", "/run/gas"}, "--sweeper runs alone"},
+		{[]string{"--sweeper", "--controllers=false", "--trusted-proxies", "none", "--sweeper-gas-key-file", "/run/gas"}, "--sweeper runs alone"},
+		{[]string{"--sweeper", "--controllers=false", "--api=false"}, "--sweeper needs --sweeper-gas-key-file"},
+		{append(alone, "--sweep-max-batch", "65"), "--sweep-max-batch"},
+		{append(alone, "--sweep-threshold", "1.5"), "--sweep-threshold"},
+		{append(alone, "--sweep-threshold", "0"), "--sweep-threshold"},
+		{[]string{"--controllers=false", "--api=false"}, "nothing to run"},
+	} {
+		_, err := parseFlags(tc.args)
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.args, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%v: %v, want refused with %q", tc.args, err, tc.refused)
+		}
+	}
+}

@@ -84,6 +84,7 @@ type options struct {
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
+	sweeper                         sweeperOptions
 	recovery                        bool
 	recoveryGap                     time.Duration
 	ledgerInterval                  time.Duration
@@ -176,14 +177,18 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.archive = archive.DefaultConfig()
 	o.archive.BindFlags(fs)
 	o.zap.BindFlags(fs)
+	o.sweeper.bindFlags(fs)
 	return fs
 }
 
 // check validates the parsed settings and reads the secrets from their files or environment
 // variables (a secret given as a flag is refused).
 func (o *options) check() (err error) {
-	if !o.controllers && !o.api {
+	if !o.controllers && !o.api && !o.sweeper.enabled {
 		return errors.New("nothing to run: --controllers and --api are both false")
+	}
+	if err := o.sweeper.check(o); err != nil {
+		return err
 	}
 	if err := errors.Join(o.kycToken.Resolve(), o.riskToken.Resolve(), o.fiat.Resolve(), o.mail.Resolve()); err != nil {
 		return err
@@ -275,25 +280,10 @@ var skipControllerNameValidation = false
 
 // runWith runs payoutd against the cluster of cfg until ctx ends (tests run it in-process).
 func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
-		Scheme:                  scheme.New(),
-		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
-		HealthProbeBindAddress:  o.probeAddr,
-		PprofBindAddress:        o.pprofAddr,
-		LeaderElection:          o.controllers && o.leaderElect,
-		LeaderElectionID:        "payoutd.payout.stablepay.dev",
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-		LeaseDuration:           &o.leaseDuration,
-		RenewDeadline:           &o.renewDeadline,
-		RetryPeriod:             &o.retryPeriod,
-		// A replica stopping gracefully (a rolling update) gives the lease up once its controllers
-		// have stopped, so the standby takes over at once instead of after a lease duration;
-		// payoutd exits as soon as the manager returns, as this requires.
-		LeaderElectionReleaseOnCancel: true,
-		// Decisions come from the cache; managed fields are dead weight there.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	if o.sweeper.enabled {
+		return runSweeper(ctx, cfg, o, log)
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, o.controllers && o.leaderElect, "payoutd.payout.stablepay.dev"))
 	if err != nil {
 		return err
 	}
@@ -411,6 +401,30 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// managerOptions are the manager's options of a payoutd process: leader election (when elect) on
+// the Lease named id.
+func managerOptions(o *options, elect bool, id string) ctrl.Options {
+	return ctrl.Options{
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &skipControllerNameValidation},
+		Scheme:                  scheme.New(),
+		Metrics:                 payoutmetrics.ServerOptions(o.metricsAddr, o.metricsSecure, o.metricsCertDir),
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          elect,
+		LeaderElectionID:        id,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
+		// A replica stopping gracefully (a rolling update) gives the lease up once its controllers
+		// have stopped, so the standby takes over at once instead of after a lease duration;
+		// payoutd exits as soon as the manager returns, as this requires.
+		LeaderElectionReleaseOnCancel: true,
+		// Decisions come from the cache; managed fields are dead weight there.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	}
 }
 
 // trustedProxies parses --trusted-proxies: CIDRs, or "none". Unset, it is refused when the

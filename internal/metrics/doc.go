@@ -36,12 +36,16 @@
 //	payout_sanctions_list_age_seconds                     gauge: time since the screening list's publish date, -1 without a dated list (WatchSanctionsAge)
 //	payout_ledger_invariant_failures{invariant}           gauge: failures of each invariant of the treasury's ledger at its last check (LedgerChecked)
 //	payout_ledger_checked_timestamp_seconds               gauge: when the ledger's last complete check ran
+//	payout_treasury_balance_base_units{network,token}     gauge: the treasury's token balance, read by the sweeper (Treasury)
+//	payout_sweeper_gas_balance_wei{network}               gauge: the sweeper's gas wallet's native balance
+//	payout_sweeper_gas_batches_left{network}              gauge: full sweep batches the gas wallet pays at the current fee cap
 //
 // Label values:
 //
 //	status     a transfer phase (ready_to_process ... refunded), or "none" before the first status
 //	reason     (needing attention) payout_lost, payout_returned
 //	network    arbitrum, avalanche, base, ethereum, polygon, solana, tron
+//	token      usdc, usdt
 //	operation  find, create, get (the methods of fiat.Provider)
 //	outcome    success, transient, permanent, inconsistent
 //	route      the facade's route template ("/api/payouts/recipients/{id}"), "other" for no route

@@ -33,6 +33,9 @@ const (
 	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
 	LedgerFailuresName         = "payout_ledger_invariant_failures"
 	LedgerCheckedName          = "payout_ledger_checked_timestamp_seconds"
+	TreasuryBalanceName        = "payout_treasury_balance_base_units"
+	SweeperGasBalanceName      = "payout_sweeper_gas_balance_wei"
+	SweeperGasBatchesName      = "payout_sweeper_gas_batches_left"
 )
 
 // Type is a metric's Prometheus type.
@@ -79,6 +82,9 @@ var Catalog = []Metric{
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
 	{LedgerFailuresName, Gauge, []string{"invariant"}, "Failures of each invariant of the treasury's ledger (docs/operations/ledger.md) at its last complete check; 0 when it holds."},
 	{LedgerCheckedName, Gauge, nil, "Unix time of the last complete check of the treasury's ledger (every fact read, the chain's balances of the deposit addresses among them)."},
+	{TreasuryBalanceName, Gauge, []string{"network", "token"}, "Token balance of the network's treasury address in base units (6 decimals), read by the sweeper at each pass."},
+	{SweeperGasBalanceName, Gauge, []string{"network"}, "Native balance of the sweeper's gas wallet on the network in wei (1e-18 of the native coin), read by the sweeper at each pass."},
+	{SweeperGasBatchesName, Gauge, []string{"network"}, "Full sweep batches (--sweep-max-batch deposit addresses each) the sweeper's gas wallet can still pay at the network's current fee cap; below 1 no batch is signed until it is funded."},
 	{SanctionsAgeName, Gauge, nil, "Time since the publish date of the sanctions list recipients are screened against; -1 while no list is loaded or its date is unknown. Screening answers 503 past --sanctions-max-age."},
 }
 
@@ -151,6 +157,9 @@ var (
 	sanctionsAge           = &optionalGauge{desc: prometheus.NewDesc(SanctionsAgeName, help(SanctionsAgeName), nil, nil)}
 	ledgerFailures         = newGaugeVec(LedgerFailuresName)
 	ledgerChecked          = prometheus.NewGauge(prometheus.GaugeOpts{Name: LedgerCheckedName, Help: help(LedgerCheckedName)})
+	treasuryBalance        = newGaugeVec(TreasuryBalanceName)
+	sweeperGasBalance      = newGaugeVec(SweeperGasBalanceName)
+	sweeperGasBatches      = newGaugeVec(SweeperGasBatchesName)
 )
 
 func init() {
@@ -161,6 +170,7 @@ func init() {
 		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
 		limitStoreErrors, facadeBusiestClient,
 		ledgerFailures, ledgerChecked,
+		treasuryBalance, sweeperGasBalance, sweeperGasBatches,
 	)
 	// ratesAge is registered by WatchRatesAge, sanctionsAge by WatchSanctionsAge
 	// Counters of a known, small label set start at 0, so that rate() and increase() see the

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"math/big"
 	"sort"
 	"strings"
 	"testing"
@@ -42,6 +43,7 @@ func TestCatalogIsRegistered(t *testing.T) {
 	metrics.ChainCrossCheck(payoutv1.NetworkBase, metrics.CrossCheckAgreed)
 	metrics.TransferTransition("", payoutv1.PhaseReadyToProcess, time.Second)
 	metrics.LedgerChecked(nil, time.Now())
+	metrics.Treasury(payoutv1.NetworkBase, payoutv1.TokenUSDC, big.NewInt(1), big.NewInt(2), 3)
 	s := metricstest.MustGather(t)
 	for _, m := range metrics.Catalog {
 		f := s[m.Name]
@@ -143,6 +145,7 @@ func TestLabelsStayBounded(t *testing.T) {
 	metrics.RateLimited("whatever")
 	metrics.AuthFailure("because")
 	metrics.ChainCrossCheck("mars", "maybe")
+	metrics.Treasury("mars", "doge", big.NewInt(1), big.NewInt(1), 1)
 	s := metricstest.MustGather(t)
 	for name, want := range map[string]string{
 		metrics.ChainCrossChecksName:    "network=other,result=other",
@@ -152,6 +155,8 @@ func TestLabelsStayBounded(t *testing.T) {
 		metrics.FacadeRequestsName:      "code=418,method=OTHER,route=other",
 		metrics.FacadeRateLimitedName:   "limit=other",
 		metrics.FacadeAuthFailuresName:  "reason=other",
+		metrics.TreasuryBalanceName:     "network=other,token=other",
+		metrics.SweeperGasBatchesName:   "network=other",
 	} {
 		if !contains(s.Series(name), want) {
 			t.Errorf("%s: no series %s among %v", name, want, s.Series(name))

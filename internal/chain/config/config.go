@@ -168,6 +168,9 @@ type Network struct {
 	// GenesisHash (solana only), when set, is the genesis hash every endpoint must report
 	// (getGenesisHash) before it is used.
 	GenesisHash string `json:"genesisHash,omitempty"`
+	// Treasury (evm only) is the address the sweeper moves this network's v1 deposits to
+	// (docs/operations/sweeper.md). Without it the network's deposits stay at their addresses.
+	Treasury string `json:"treasury,omitempty"`
 }
 
 // Token is one token contract on a network.
@@ -342,6 +345,21 @@ func KindOf(name payoutv1.Network) Kind {
 	return KindEVM
 }
 
+// Treasury is the treasury address of network, lower-case 0x hex; ok is false when the network is
+// not swept.
+func (c *Config) Treasury(network payoutv1.Network) (string, bool) {
+	n, ok := c.Networks[network]
+	if !ok || n == nil || n.Treasury == "" {
+		return "", false
+	}
+	return strings.ToLower(n.Treasury), true
+}
+
+// common0x reports whether a is the zero address (tokens sent there are burnt).
+func common0x(a string) bool {
+	return strings.Trim(strings.ToLower(strings.TrimPrefix(a, "0x")), "0") == ""
+}
+
 // PlatformAddress is the v2 fixed deposit address of token on network, lower-case 0x hex, and
 // whether one is configured (the facade answers v2 creates with it; the transfer controller
 // checks v2 transactions against it).
@@ -466,6 +484,13 @@ func (c *Config) Validate() error {
 			case !codeHash.MatchString(t.CodeHash):
 				bad(tp+".codeHash", "%q is not a keccak256 hash (0x and 64 hex digits)", t.CodeHash)
 			}
+		}
+		switch {
+		case n.Treasury == "":
+		case d.Kind != KindEVM:
+			bad(p+".treasury", "only EVM networks are swept")
+		case !chain.IsEVMAddress(n.Treasury) || common0x(n.Treasury):
+			bad(p+".treasury", "%q is not a non-zero EVM address", n.Treasury)
 		}
 		if d.Kind != KindSolana && n.Confirmations < 0 && !n.Confirmations.IsFinalized() {
 			bad(p+".confirmations", "%d: must be at least 1, or finalized", n.Confirmations)

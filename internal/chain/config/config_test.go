@@ -60,6 +60,14 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x12"}}}`,
 			`networks.base.tokens.usdc.contract: "0x12" is not an EVM address`},
+		{"zero treasury", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, treasury: "0x0000000000000000000000000000000000000000", tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.treasury: "0x0000000000000000000000000000000000000000" is not a non-zero EVM address`},
+		{"bad treasury", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], chainID: 8453, treasury: nope, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.treasury: "nope" is not a non-zero EVM address`},
 		{"bad platform address", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", platformAddress: nope}}}`,

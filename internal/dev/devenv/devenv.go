@@ -159,6 +159,14 @@ func Run(ctx context.Context, cfg Config) error {
 		"--recovery-gap", "720h",
 	}, append(svc.payoutdArgs(), cfg.PayoutdArgs...)...)}
 	stopped := d.supervise(ctx)
+	// the sweeper: its own process, as its own Deployment (docs/operations/sweeper.md)
+	sweeperProbe, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	sw := &daemon{cfg: cfg, log: "sweeper.log", args: append([]string{"--kubeconfig", kubeconfig,
+		"--health-probe-bind-address", sweeperProbe, "--metrics-bind-address", "0"}, svc.sweeperArgs()...)}
+	swept := sw.supervise(ctx)
 
 	if err := waitReady(ctx, baseURL, key, devchain.Networks, stopped); err != nil {
 		return fmt.Errorf("payoutd did not become ready: %w (see %s)", err, d.logPath())
@@ -190,8 +198,9 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-ctx.Done():
 	case <-stopped:
 	}
-	// payoutd stops before the chains and the control plane it uses.
+	// payoutd and the sweeper stop before the chains and the control plane they use.
 	<-stopped
+	<-swept
 	return nil
 }
 
@@ -389,11 +398,18 @@ func lock(path string) (func(), error) {
 type daemon struct {
 	cfg  Config
 	args []string
+	// log names its log file in the dev directory; default payoutd.log.
+	log string
 	// env is added to payoutd's environment (secrets stay out of its argv).
 	env []string
 }
 
-func (d *daemon) logPath() string { return filepath.Join(d.cfg.Dir, "payoutd.log") }
+func (d *daemon) logPath() string {
+	if d.log != "" {
+		return filepath.Join(d.cfg.Dir, d.log)
+	}
+	return filepath.Join(d.cfg.Dir, "payoutd.log")
+}
 
 // supervise starts payoutd and keeps it running until ctx ends; the returned channel closes
 // when it has stopped for good.

@@ -32,6 +32,17 @@ import (
 // 3, so a developer holds its key (anvil's well-known mnemonic) and can move what lands there.
 const devPlatformAddress = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
 
+// devTreasury is every dev network's treasury, where the sweeper moves deposits: anvil's default
+// account 4. devSweeperGasKey is the sweeper's gas wallet: anvil's default account 5 (0x9965...),
+// funded with native gas at genesis. Both are public dev keys, never to be used on a real chain.
+const (
+	devTreasury      = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65"
+	devSweeperGasKey = "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba"
+)
+
+// DevTreasury is the treasury address of every dev network.
+func DevTreasury() string { return devTreasury }
+
 // DevPlatformAddress is the fixed v2 deposit address of the dev chains' USDC.
 func DevPlatformAddress() string { return devPlatformAddress }
 
@@ -53,6 +64,8 @@ type services struct {
 	// linkKey signs its links, vendorSecret the simulated KYC vendor's callbacks: fresh every run.
 	kycSiteURL, linkKey, vendorSecret string
 	vendor                            *simkyc.Server
+	// gasKey is the file of the sweeper's gas wallet key.
+	gasKey string
 }
 
 func (s *services) stop() {
@@ -95,6 +108,11 @@ func startServices(dir string, chains *devchain.Set) (*services, error) {
 		return nil, err
 	}
 	if err := s.startKYC(); err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.gasKey = filepath.Join(dir, "keys", "sweeper-gas-key")
+	if err := writeAtomic(s.gasKey, []byte(devSweeperGasKey+"\n"), 0o600); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -143,6 +161,15 @@ func (s *services) startKYC() error {
 		return fmt.Errorf("the simulated KYC vendor: %w", err)
 	}
 	return nil
+}
+
+// sweeperArgs are the flags of the dev sweeper (payoutd --sweeper): the same chain configuration
+// (its xprv and the treasuries), its gas wallet, and batches that go within seconds of a
+// deposit becoming due, so that the README walk-through's deposit is swept while one watches.
+func (s *services) sweeperArgs() []string {
+	return []string{"--sweeper", "--controllers=false", "--api=false",
+		"--chains-config", s.chainConfig, "--sweeper-gas-key-file", s.gasKey,
+		"--sweep-max-age", "5s", "--sweep-interval", "2s"}
 }
 
 // payoutdEnv is payoutd's environment for the services: the secrets stay out of argv.
@@ -195,6 +222,7 @@ func chainConfig(chains *devchain.Set, refundKeyFile, xpubFile, xprvFile string)
 			// takes up to a second; see docs/benchmarks.md)
 			PollInterval: metav1.Duration{Duration: 250 * time.Millisecond},
 			Tokens:       map[payoutv1.Token]*chainconfig.Token{},
+			Treasury:     devTreasury,
 		}
 		for token, addr := range c.Tokens {
 			t := &chainconfig.Token{Contract: addr.Hex()}

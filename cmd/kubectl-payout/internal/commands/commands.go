@@ -18,6 +18,7 @@ import (
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/ledger"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/recovery"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/refund"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/treasury"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/wallet"
 )
 
@@ -55,6 +56,7 @@ payout-operator-role. Shell completion: kubectl payout completion --help.`,
 		describe.NewCmdDescribe(f),
 		recovery.NewCmdRecover(f),
 		ledger.NewCmdLedger(f),
+		treasury.NewCmdTreasury(f),
 	)
 	root.AddCommand(completion.NewCmdCompletion(f, root))
 	return root
