@@ -23,6 +23,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/ledger/gather"
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/test/chaintest"
 	"github.com/stablepay/payout-operator/test/metricstest"
@@ -272,6 +273,19 @@ func TestSweepsPaidOutDepositsInOneTransaction(t *testing.T) {
 	}
 	if n := r.gasNonce(); n != 2 {
 		t.Fatalf("the gas wallet sent %d transactions: want the delegate's deployment and one batch", n)
+	}
+	// the ledger's swept line is what the treasury holds, to the base unit (gather.Sweeps is the
+	// ledger's one reader of the sweeper's records)
+	facts, err := gather.Sweeps(ctx, env.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept := new(big.Int)
+	for _, f := range facts {
+		swept.Add(swept, f.Units)
+	}
+	if len(facts) != 3 || swept.Int64() != r.tokens(r.treasury) {
+		t.Errorf("the ledger reads %d sweeps of %s base units; the treasury holds %d", len(facts), swept, r.tokens(r.treasury))
 	}
 	// the next pass reads the balances the metrics show
 	if _, err := r.sweeper(nil).Pass(ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,11 +74,30 @@ func Objects(ctx context.Context, c client.Reader, store *archive.Store, until t
 }
 
 // Sweeps are the sweeper's records of the deposits it moved to the treasury, as ledger facts
-// (network, token, deposit address, base units, sweep transaction, confirmed time). This is the
-// one adapter between the sweeper and the ledger: it lists the Sweep resources through c (and,
-// once they are archived, the archive's) and converts each confirmed one. Until the sweeper is
-// merged nothing is swept.
+// (network, token, deposit address, base units, sweep transaction, confirmed time): the one
+// adapter between the sweeper and the ledger. Only confirmed Sweeps count, with what the
+// receipt showed at depth (status.moved: an address's Sweeps share what its batch item moved).
+// Sweeps are not archived: the archiver deletes a transfer's Deposits, never a Sweep, which
+// holds what the ledger needs of its deposit (spec.address, network, token).
 func Sweeps(ctx context.Context, c client.Reader) ([]ledger.Sweep, error) {
-	_, _ = ctx, c
-	return nil, nil
+	list := &payoutv1.SweepList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing sweeps: %w", err)
+	}
+	var out []ledger.Sweep
+	for _, sw := range list.Items {
+		if sw.Status.State != payoutv1.SweepConfirmed {
+			continue
+		}
+		units, ok := new(big.Int).SetString(sw.Status.Moved, 10)
+		if !ok {
+			return nil, fmt.Errorf("sweep %s/%s: status.moved %q is not a number of base units", sw.Namespace, sw.Name, sw.Status.Moved)
+		}
+		f := ledger.Sweep{Network: string(sw.Spec.Network), Token: string(sw.Spec.Token), Address: sw.Spec.Address, Units: units, TxHash: sw.Status.TxHash}
+		if sw.Status.ConfirmedAt != nil {
+			f.ConfirmedAt = sw.Status.ConfirmedAt.Time
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
