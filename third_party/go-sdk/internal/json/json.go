@@ -41,11 +41,13 @@ func Unmarshal(data []byte, v any) error {
 	if err := checkMaxDepth(data, defaultMaxDepth); err != nil {
 		return err
 	}
-	// A Decoder allocates a 32 KiB buffer to read data into: parse a copy of data instead
-	// (the Decoder parsed its own copy too), and let the Decoder answer only when that fails,
-	// so that errors (io.EOF for empty data, io.ErrUnexpectedEOF for cut data) stay its own.
-	if _, err := json.Parse(bytes.Clone(data), v, json.DontMatchCaseInsensitiveStructFields); err == nil {
-		return nil
+	// A Decoder allocates a 32 KiB buffer to read data into: parse a copy of data in place
+	// instead (the Decoder parsed its own copy too). Where data is one whole value the Decoder
+	// would have read it and parsed it the same way, error included (a type mismatch, such as
+	// readBatch's try of a message as a batch); otherwise the Decoder answers, so that errors
+	// of cut or bad data (io.EOF for empty data, io.ErrUnexpectedEOF for cut data) stay its own.
+	if _, err := json.Parse(bytes.Clone(data), v, json.DontMatchCaseInsensitiveStructFields); err == nil || json.Valid(data) {
+		return err
 	}
 	return NewDecoder(bytes.NewReader(data)).Decode(v)
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // TestUnmarshalAllocates checks that decoding a small message allocates about its own size,
-// not a Decoder's 32 KiB read buffer: the server decodes every message several times.
+// not a Decoder's 32 KiB read buffer: the server decodes every message several times, the
+// first time as a batch (an array), which fails.
 func TestUnmarshalAllocates(t *testing.T) {
 	data := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_transfer","arguments":{"transfer_id":"be0c0000000000000000000a"}}}`)
 	var before, after runtimeMem
@@ -26,6 +27,10 @@ func TestUnmarshalAllocates(t *testing.T) {
 		}
 		if err := Unmarshal(data, &msg); err != nil || msg.Method != "tools/call" {
 			t.Fatalf("Unmarshal: %v %+v", err, msg)
+		}
+		var batch []json.RawMessage
+		if err := Unmarshal(data, &batch); err == nil {
+			t.Fatalf("Unmarshal of an object as an array: no error")
 		}
 	}
 	after.read()
