@@ -10,6 +10,8 @@ ARG TARGETOS=linux
 ARG TARGETARCH=amd64
 WORKDIR /src
 COPY go.mod go.sum ./
+# go.mod replaces the MCP SDK with its patched copy (third_party/go-sdk.patch)
+COPY third_party/ third_party/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 # Only what payoutd is built from (.dockerignore keeps the rest out of the context).
 COPY api/ api/

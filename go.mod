@@ -182,3 +182,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// The MCP SDK's release with one patch (third_party/go-sdk.patch says why; make
+// check-third-party checks the copy).
+replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk

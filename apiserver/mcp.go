@@ -72,11 +72,13 @@ func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) m
 	for k, v := range req.PathValues {
 		path = strings.Replace(path, "{"+k+"}", url.PathEscape(v), 1)
 	}
-	r, err := http.NewRequestWithContext(ctx, req.Method, (&url.URL{Path: path, RawQuery: req.Query.Encode()}).String(), bytes.NewReader(req.Body))
+	r, err := http.NewRequestWithContext(ctx, req.Method, "/", bytes.NewReader(req.Body))
 	if err != nil {
 		writeError(w, &http.Request{}, apierror.Errorf(apierror.Invalid, "the arguments do not make a request: %v", err))
 		return mcpserver.Response{Status: w.status, Body: w.body.Bytes()}
 	}
+	// the URL as parsing its text would give it, without writing and parsing that text
+	r.URL = &url.URL{Path: path, RawQuery: req.Query.Encode()}
 	if req.Body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,6 +132,12 @@ func isQueryParam(d toolDef, name string) bool {
 // queryText is a JSON argument as it would be written in a URL: a string's text, any other
 // value's JSON (25, true), which the REST handler parses (or refuses) as it parses a query.
 func queryText(raw json.RawMessage) string {
+	// a string without escapes (an id) is its text as it stands, as decoding it would give it
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		if in := raw[1 : n-1]; bytes.IndexByte(in, '\\') < 0 && bytes.IndexByte(in, '"') < 0 && utf8.Valid(in) {
+			return string(in)
+		}
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
