@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"time"
@@ -56,10 +57,15 @@ var _ = Describe("browser callers (spec 5.6, 5.3)", func() {
 	It("refuses tampered, expired, wrong-audience and foreign tokens as bad credentials, counted toward the block", func() {
 		acct := newAccount()
 		good := token(acct, 5*time.Minute)
+		// the payload changed to name another account, the signature kept
+		other := newAccount()
 		parts := strings.Split(good, ".")
-		sig := []byte(parts[2])
-		sig[3] ^= 1
-		tampered := parts[0] + "." + parts[1] + "." + string(sig)
+		payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+		Expect(err).NotTo(HaveOccurred())
+		forged := strings.ReplaceAll(string(payload), `"`+string(acct.model.UID)+`"`, `"`+string(other.model.UID)+`"`)
+		forged = strings.ReplaceAll(forged, `"`+acct.name+`"`, `"`+other.name+`"`)
+		Expect(forged).NotTo(Equal(string(payload)))
+		tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(forged)) + "." + parts[2]
 		expired := token(acct, -time.Second)
 		otherAud, err := keys.Issue(issuer, "https://another-api.test", "u", acct.name, string(acct.model.UID), fakeNow.Now(), time.Minute)
 		Expect(err).NotTo(HaveOccurred())
@@ -77,6 +83,7 @@ var _ = Describe("browser callers (spec 5.6, 5.3)", func() {
 			r := c.as("Bearer " + t).get("/api/payouts/amount-limits")
 			Expect(errorText(r, 401)).To(Equal(msgBadToken), "token %d", i)
 		}
+		errorText(c.as("Bearer "+tampered).get("/api/payouts/amount-limits"), 429)
 		errorText(c.as("Bearer "+good).get("/api/payouts/amount-limits"), 429)
 		Expect(newCaller("Bearer "+good).on(bsrv).get("/api/payouts/amount-limits").status).To(Equal(200), "the same token from another address works")
 	})

@@ -98,8 +98,21 @@ var _ = Describe("sign-in with the OpenID Provider and the developer area", func
 
 	It("refuses a callback this browser did not start (login CSRF)", func() {
 		s := newSite()
-		b := newBrowser()
-		Expect(b.get(s.url + "callback?state=forged&code=forged").status).To(Equal(http.StatusBadRequest))
+		// the attacker signs in as itself up to the provider's redirect, and sends the callback
+		// URL (its own code and state) to the victim's browser
+		attacker := newBrowser()
+		login, _ := attacker.follow(s.url + "login")
+		m := hiddenID.FindStringSubmatch(login.body)
+		Expect(m).NotTo(BeNil())
+		next := attacker.do("POST", s.op+"/login/username", url.Values{"username": {"bob"}, "password": {"bob-pw"}, "id": {m[1]}}).loc
+		for strings.HasPrefix(next, s.op) {
+			next = attacker.get(next).loc
+		}
+		Expect(next).To(HavePrefix(s.url + "callback?"))
+		victim := newBrowser()
+		Expect(victim.get(next).status).To(Equal(http.StatusBadRequest))
+		Expect(victim.get(s.url+"keys").status).To(Equal(http.StatusSeeOther), "the victim is not signed in as the attacker")
+		Expect(newBrowser().get(s.url + "callback?state=forged&code=forged").status).To(Equal(http.StatusBadRequest))
 	})
 })
 
