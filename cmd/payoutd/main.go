@@ -79,6 +79,7 @@ type options struct {
 	ratesFile, ratesURL             string
 	ratesMaxAge                     time.Duration
 	kycURL, riskURL                 string
+	dashboard                       dashboardOptions
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
@@ -115,6 +116,7 @@ func newOptions() *options {
 	return &options{
 		kycToken:  secret.Setting{Name: "kyc-token", Env: "PAYOUT_KYC_TOKEN"},
 		riskToken: secret.Setting{Name: "risk-token", Env: "PAYOUT_RISK_TOKEN"},
+		dashboard: newDashboardOptions(),
 	}
 }
 
@@ -152,6 +154,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	o.kycToken.BindFlags(fs, "bearer token of the wallet-verification service")
 	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
 	o.riskToken.BindFlags(fs, "bearer token of the wallet-screening service")
+	o.dashboard.bindFlags(fs)
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
@@ -207,6 +210,9 @@ func (o *options) check() (err error) {
 	}
 	if o.transferWorkers < 1 || o.transferWorkers > 256 {
 		return fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
+	}
+	if err := o.dashboard.check(o.api); err != nil {
+		return err
 	}
 	if o.api {
 		if err := o.limits.Validate(); err != nil {
@@ -476,6 +482,10 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 			origins = append(origins, origin)
 		}
 	}
+	browser, dash, err := o.dashboard.build(mgr, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err := apiserver.New(apiserver.Config{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -495,6 +505,8 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		SharedLimits:      o.limits,
 		Archive:           store,
 		MCPAllowedOrigins: origins,
+		Browser:           browser,
+		Dashboard:         dash,
 	})
 	return srv, screener, err
 }

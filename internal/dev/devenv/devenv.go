@@ -147,6 +147,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	baseURL := "http://" + apiAddr
+	dash, err := startDashboard(ctx, c, dir, baseURL)
+	if err != nil {
+		return err
+	}
+	defer dash.stop()
 	d := &daemon{cfg: cfg, env: svc.payoutdEnv(), args: append([]string{
 		"--kubeconfig", kubeconfig,
 		"--api-bind-address", apiAddr,
@@ -156,7 +161,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// a dev environment resumed after a break is not an etcd restore: its money need not wait
 		// for an operator (kubectl payout recover) because the laptop slept
 		"--recovery-gap", "720h",
-	}, append(svc.payoutdArgs(), cfg.PayoutdArgs...)...)}
+	}, append(append(svc.payoutdArgs(), dash.args...), cfg.PayoutdArgs...)...)}
 	stopped := d.supervise(ctx)
 
 	if err := waitReady(ctx, baseURL, key, devchain.Networks, stopped); err != nil {
@@ -175,6 +180,7 @@ func Run(ctx context.Context, cfg Config) error {
 		"PAYOUT_MAIL_DIR=" + svc.mailDir,
 	}
 	vars = append(vars, chains.Env()...)
+	vars = append(vars, dash.envVars()...)
 	if err := writeAtomic(envFile, []byte(envText(vars)), 0o600); err != nil {
 		return err
 	}
