@@ -18,8 +18,13 @@ import (
 type Caller struct {
 	// Account is the caller's account as cached: read it, never change it.
 	Account *payoutv1.PayoutAccount
-	KeyID   string
-	IP      netip.Addr
+	// KeyID names the credential: the API key's id, or for a browser caller a name of the
+	// signed-in user (browserKeyID), whose per-minute limits it spends.
+	KeyID string
+	IP    netip.Addr
+	// Browser is a signed-in user of the dashboard with a browser token instead of an API key
+	// (spec 5.6): its quotes carry no quoteId and v2_offloader is ignored.
+	Browser bool
 }
 
 // Namespace is the namespace of the caller's account.
@@ -124,6 +129,9 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 	case apikey.Missing:
 		return nil, msgMissingKey, noCredential, nil
 	case apikey.Malformed:
+		if token, ok := bearerJWT(header); ok {
+			return s.authenticateBrowser(ctx, token)
+		}
 		return nil, msgMalformedKey, badCredential, nil
 	}
 	key, err := s.apiKey(ctx, keyID)

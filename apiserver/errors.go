@@ -79,7 +79,9 @@ var (
 const (
 	// msgBadKey answers unknown, unmatched and revoked keys alike (spec 5.2), so that a
 	// caller cannot tell which key ids exist.
-	msgBadKey       = "invalid API key"
+	msgBadKey = "invalid API key"
+	// msgBadToken answers every browser token refused, whatever was wrong with it.
+	msgBadToken     = "invalid or expired token"
 	msgMissingKey   = "missing API key: send the header Authorization: Bearer <API key>"
 	msgMalformedKey = "malformed API key: keys have the form svc_live_<keyId>_<secret>"
 	msgBlocked      = "too many failed authentication attempts from this address; try again later"

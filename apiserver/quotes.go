@@ -20,7 +20,8 @@ const quoteValidity = payoutv1.QuoteValiditySeconds * time.Second
 
 // quoteJSON is the quote of spec 2.4.
 type quoteJSON struct {
-	QuoteID           string         `json:"quoteId"`
+	// QuoteID is empty, so absent, only for browser callers (spec 5.6).
+	QuoteID           string         `json:"quoteId,omitempty"`
 	SourceAmount      jsonDecimal    `json:"sourceAmount"`
 	ProviderCharge    *jsonDecimal   `json:"providerCharge,omitempty"`
 	ServiceFeePercent jsonDecimal    `json:"serviceFeePercent"`
@@ -65,6 +66,10 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 	if err != nil {
 		return err
 	}
+	if c.Browser {
+		// ignored for browser callers (spec 5.6)
+		v2 = false
+	}
 	recipientType := q.Get("recipientType")
 	if err := s.checkRecipientType(currency, recipientType); err != nil {
 		return err
@@ -90,6 +95,14 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 		return err
 	}
 	quote := quoteResource(c, uuid.NewString(), priced, v2, recipientType, now)
+	if c.Browser {
+		// A browser caller's quote has no quoteId (spec 5.6): nothing can name it, so it is
+		// not stored.
+		view := quoteView(quote)
+		view.QuoteID = ""
+		writeJSON(w, http.StatusOK, view)
+		return nil
+	}
 	if err := s.createOwned(r.Context(), c, quote); err != nil {
 		return err
 	}

@@ -20,9 +20,12 @@ package apiserver
 //   - no namespace: an account's is made by its controller (or kubectl payout account create);
 //     a create in a namespace not made yet waits for it a few seconds;
 //   - deposits: read (a v2 hash already credited is refused); chaincursors: read (a v2 transfer
-//     records the head its network had reached).
+//     records the head its network had reached);
+//   - apikeys: create and patch, for the dashboard's developer area (issue 28), which issues and
+//     revokes the signed-in account's keys as kubectl payout apikey does (internal/admin).
 //
-// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;apikeys;wallets;blockedwallets;depositoptions;deposits;chaincursors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=apikeys,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=payoutaccounts;wallets;blockedwallets;depositoptions;deposits;chaincursors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=recipients,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch;create;patch;delete

@@ -93,6 +93,9 @@ func (s *Server) newMux() *http.ServeMux {
 	for _, m := range []string{"GET", "POST", "DELETE"} {
 		mux.Handle(m+" "+MCPPath, s.mcp)
 	}
+	if s.cfg.Dashboard != nil {
+		mux.Handle(DashboardPath, s.cfg.Dashboard)
+	}
 	mux.Handle("/", paths)
 	return mux
 }

@@ -73,6 +73,12 @@ type Config struct {
 	// Archive holds the finished transfers and deleted recipients that left the API server
 	// (see archive.go); nil when archiving is off.
 	Archive *archive.Store
+	// Browser accepts the dashboard's signed-in users (spec 5.6) besides API keys; the zero
+	// value accepts none, and every JWT-shaped bearer value is then a malformed key.
+	Browser BrowserCallers
+	// Dashboard, when set, is served under DashboardPath on the facade's listener, behind the
+	// same door (the brute-force limits of spec 5.3) as the API.
+	Dashboard http.Handler
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.

@@ -198,6 +198,10 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, false, "patch", "", "claims", "", ""},
 			{facade, false, "update", "", "claims", "", ""},
 			{facade, true, "patch", "", "claims", "status", ""},
+			// the dashboard's developer area issues and revokes keys (issue 28); it never deletes one
+			{facade, true, "create", "", "apikeys", "", ""},
+			{facade, true, "patch", "", "apikeys", "", ""},
+			{facade, false, "delete", "", "apikeys", "", ""},
 			{facade, false, "create", "", "namespaces", "", "core"},
 			{facade, false, "update", acme, "transfers", "status", ""},
 			{facade, false, "update", acme, "recipients", "status", ""},

@@ -81,6 +81,7 @@ type options struct {
 	ratesMaxAge                     time.Duration
 	kycURL, riskURL                 string
 	kycSite                         kycSiteOptions
+	dashboard                       dashboardOptions
 	quoteRetention, claimGrace      time.Duration
 	transferExpiry, v2MatchTimeout  time.Duration
 	transferWorkers                 int
@@ -123,6 +124,7 @@ func newOptions() *options {
 			linkKey:      secret.Setting{Name: "kyc-link-key", Env: "PAYOUT_KYC_LINK_KEY"},
 			vendorSecret: secret.Setting{Name: "kyc-vendor-secret", Env: "PAYOUT_KYC_VENDOR_SECRET"},
 		},
+		dashboard: newDashboardOptions(),
 	}
 }
 
@@ -161,6 +163,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.riskURL, "risk-url", "", "external wallet-screening service; default: the local risk list (kubectl-payout wallet block)")
 	o.riskToken.BindFlags(fs, "bearer token of the wallet-screening service")
 	o.kycSite.bindFlags(fs)
+	o.dashboard.bindFlags(fs)
 	fs.DurationVar(&o.quoteRetention, "quote-retention", 10*time.Minute, "how long expired quotes are kept before deletion")
 	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "how long a uniqueness claim waits for its holder before release")
 	fs.DurationVar(&o.transferExpiry, "transfer-expiry", 24*time.Hour, "how long a v1 transfer waits for its deposit before it fails (Expired)")
@@ -226,6 +229,9 @@ func (o *options) check() (err error) {
 		return fmt.Errorf("--transfer-workers: must be between 1 and 256, not %d", o.transferWorkers)
 	}
 	if err := o.kycSite.check(o.api); err != nil {
+		return err
+	}
+	if err := o.dashboard.check(o.api); err != nil {
 		return err
 	}
 	if o.api {
@@ -514,6 +520,10 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 			origins = append(origins, origin)
 		}
 	}
+	browser, dash, err := o.dashboard.build(mgr, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err := apiserver.New(apiserver.Config{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -533,6 +543,8 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		SharedLimits:      o.limits,
 		Archive:           store,
 		MCPAllowedOrigins: origins,
+		Browser:           browser,
+		Dashboard:         dash,
 	})
 	return srv, screener, err
 }

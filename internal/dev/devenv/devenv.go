@@ -148,6 +148,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	baseURL := "http://" + apiAddr
+	dash, err := startDashboard(ctx, c, dir, baseURL)
+	if err != nil {
+		return err
+	}
+	defer dash.stop()
 	d := &daemon{cfg: cfg, env: svc.payoutdEnv(), args: append([]string{
 		"--kubeconfig", kubeconfig,
 		"--api-bind-address", apiAddr,
@@ -157,7 +162,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// a dev environment resumed after a break is not an etcd restore: its money need not wait
 		// for an operator (kubectl payout recover) because the laptop slept
 		"--recovery-gap", "720h",
-	}, append(svc.payoutdArgs(), cfg.PayoutdArgs...)...)}
+	}, append(append(svc.payoutdArgs(), dash.args...), cfg.PayoutdArgs...)...)}
 	stopped := d.supervise(ctx)
 	// the sweeper: its own process, as its own Deployment (docs/operations/sweeper.md)
 	sweeperProbe, err := freeLoopbackAddr()
@@ -188,6 +193,7 @@ func Run(ctx context.Context, cfg Config) error {
 			kycsite.IssueLink([]byte(svc.linkKey), "default", time.Now().Add(7*24*time.Hour)),
 	}
 	vars = append(vars, chains.Env()...)
+	vars = append(vars, dash.envVars()...)
 	if err := writeAtomic(envFile, []byte(envText(vars)), 0o600); err != nil {
 		return err
 	}
