@@ -215,7 +215,9 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 	  || { echo "the token's ABI/bytecode are stale: run 'make token bindings'"; exit 1; }
 
 # Domain packages whose tests need the control plane run with the envtest suites.
-ENVTEST_INTERNAL := ./internal/chain/watch/...
+ENVTEST_INTERNAL := ./internal/chain/watch/... ./internal/dashboard/... ./internal/kycsite/... ./internal/ledger/gather/... ./internal/sweeper/...
+# test-integration's packages: the others of internal/ and test/ (ENVTEST_INTERNAL run on envtest).
+ENVTEST_INTERNAL_RE := /internal/(chain/watch|dashboard|kycsite|ledger/gather|sweeper)(/|$$)
 # test-unit's packages: every package with pure tests. Under -short a test that needs a server
 # (anvil, redis-server, PostgreSQL, the control plane) skips, in the helper that starts it
 # (internal/dev/devchain, test/testredis, test/pgtest) or in its suite; test-integration and
@@ -234,7 +236,7 @@ test-unit: ## Unit tests: no server, no tool to install (go test -short; seconds
 
 .PHONY: test-integration
 test-integration: anvil redis-server postgres solc ## The domain packages' tests in full, on anvil, Redis and PostgreSQL (no cluster).
-	go test -count=1 $$(go list ./internal/... ./test/... | grep -v '/internal/chain/watch')
+	go test -count=1 $$(go list ./internal/... ./test/... | grep -v -E '$(ENVTEST_INTERNAL_RE)')
 
 .PHONY: test-envtest
 # The upgrade specs' previous payoutd is built (once per user) before the suites' clocks run; a

@@ -31,6 +31,9 @@ import (
 )
 
 func TestDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the dashboard's specs run on the control plane (envtest) and an OpenID Provider")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Dashboard Suite")
 }

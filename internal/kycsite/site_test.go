@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,6 +36,10 @@ import (
 var k8s client.Client
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() { // the pure tests only: those on the control plane skip (needCluster)
+		os.Exit(m.Run())
+	}
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +49,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = env.Stop()
 	os.Exit(code)
+}
+
+// needCluster skips a test that needs the control plane under -short, where TestMain starts none.
+func needCluster(t *testing.T) {
+	t.Helper()
+	if k8s == nil {
+		t.Skip("-short: this test runs on the control plane (envtest)")
+	}
 }
 
 var linkKey = []byte("0123456789abcdef0123456789abcdef")
@@ -141,6 +154,7 @@ func wallet(t *testing.T, acct string, key *ecdsa.PrivateKey) *payoutv1.Wallet {
 // link's account and wallet, signed by the wallet) unless said otherwise, so that it is its rule
 // that refuses it; a refused proof records nothing and leaves the nonce usable.
 func TestProofOverHTTP(t *testing.T) {
+	needCluster(t)
 	s := newSite(t)
 	link := account(t, "siwe-a", false)
 	key, _ := crypto.GenerateKey()
@@ -223,6 +237,7 @@ func TestProofOverHTTP(t *testing.T) {
 // what the facade's KYC check reads; a callback replayed, unsigned, stale or about a wallet
 // without a proof changes nothing.
 func TestVendorCallback(t *testing.T) {
+	needCluster(t)
 	s := newSite(t)
 	link := account(t, "siwe-c", false)
 	key, _ := crypto.GenerateKey()
@@ -283,6 +298,7 @@ func TestVendorCallback(t *testing.T) {
 // An account that binds wallets binds the wallet proven for it; another binding account cannot
 // prove (and so bind) it after; an account that does not bind wallets records its proof only.
 func TestProofBindsForBindingAccounts(t *testing.T) {
+	needCluster(t)
 	s := newSite(t)
 	key, _ := crypto.GenerateKey()
 	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
@@ -310,6 +326,7 @@ func TestProofBindsForBindingAccounts(t *testing.T) {
 // Every answer carries the strict CSP; the page loads its one script from a file of the
 // site's own origin and has no inline script or style.
 func TestPageSecurityHeaders(t *testing.T) {
+	needCluster(t)
 	s := newSite(t)
 	link := account(t, "siwe-page", false)
 	for _, path := range []string{"/verify?link=" + link, "/verify?link=forged", "/assets/nothing.js"} {
@@ -361,6 +378,7 @@ func (l *lateTake) Peek(ctx context.Context, nonce string) (Challenge, bool, err
 // Of two proofs of one message that both passed the nonce's look-up, only the one that uses
 // the nonce (atomically) is taken.
 func TestRacingProofsUseTheNonceOnce(t *testing.T) {
+	needCluster(t)
 	s := newSite(t)
 	s.s.cfg.Nonces = &lateTake{MemoryNonces: NewMemoryNonces(s.clock.Now), seen: map[string]Challenge{}}
 	link := account(t, "siwe-race", false)
