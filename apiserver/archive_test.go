@@ -19,6 +19,7 @@ import (
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
+	"github.com/stablepay/payout-operator/internal/treasury"
 	"github.com/stablepay/payout-operator/test/pgtest"
 )
 
@@ -281,6 +282,37 @@ var _ = Describe("retention: finished transfers move to the archive (issue 17)",
 		Expect(err).NotTo(HaveOccurred())
 		return t, b, before, countBefore
 	}
+
+	It("keeps a transfer live until the sweeper stored the Sweep of its deposit (issue 27)", func() {
+		p := newPayee()
+		t, _, _, _ := dueCompleted(p)
+		deposits := &payoutv1.DepositList{}
+		Expect(env.Client.List(ctx, deposits, client.InNamespace(t.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: t.Name})).To(Succeed())
+		Expect(deposits.Items).To(HaveLen(1))
+		// the archiver of an installation that sweeps base
+		sweeping := restarted()
+		sweeping.Swept = map[payoutv1.Network]bool{payoutv1.NetworkBase: true}
+		for range 3 {
+			res, err := sweeping.Pass(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Kept[archive.SweepUnrecorded]).To(BeNumerically(">=", 1))
+		}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{})).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(&deposits.Items[0]), &payoutv1.Deposit{})).To(Succeed(), "the sweeper still finds the deposit")
+		_, ok, err := store.TransferLookup(ctx, t.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse())
+
+		// the sweeper's intent, as it stores it (internal/sweeper): then the transfer goes
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(t), t)).To(Succeed())
+		Expect(env.Client.Create(ctx, treasury.Intent(t, &deposits.Items[0], payoutv1.SweepPaidOut))).To(Succeed())
+		Eventually(func() bool {
+			_, err := sweeping.Pass(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(t), &payoutv1.Transfer{}))
+		}).Should(BeTrue())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(&deposits.Items[0]), &payoutv1.Sweep{})).To(Succeed(), "the Sweep outlives its Deposit")
+	})
 
 	It("resumes an archival interrupted between the insert and the deletes, without duplicates", func() {
 		p := newPayee()

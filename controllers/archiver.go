@@ -31,6 +31,10 @@ type ArchiveOptions struct {
 	// (apiserver.TransferLookupJSON, apiserver.RecipientLookupJSON); it is frozen into the archive.
 	TransferJSON  func(*payoutv1.Transfer) ([]byte, error)
 	RecipientJSON func(*payoutv1.Recipient) ([]byte, error)
+	// Swept are the networks with a treasury (the chain configuration's networks.<name>.treasury):
+	// a transfer with a deposit there that the sweeper would sweep stays live until its Sweep
+	// exists. Empty: nothing is swept, nothing waits.
+	Swept map[payoutv1.Network]bool
 }
 
 // Archiver moves what is finished out of the API server, leader-only, in passes: it lists the
@@ -50,7 +54,9 @@ type Archiver struct {
 	Clock  clock.Clock
 	Config archive.Config
 	// Mailing: outcome e-mails are sent, so a transfer waits for its own before it is archived.
-	Mailing       bool
+	Mailing bool
+	// Swept are the networks the sweeper sweeps (ArchiveOptions.Swept).
+	Swept         map[payoutv1.Network]bool
 	TransferJSON  func(*payoutv1.Transfer) ([]byte, error)
 	RecipientJSON func(*payoutv1.Recipient) ([]byte, error)
 	Log           logr.Logger
@@ -83,6 +89,7 @@ func (a *Archiver) fault(stage ArchiveStage) error {
 
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers;deposits;refunds;recipients;claims,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=quotes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=sweeps,verbs=get;list;watch
 
 // PassResult counts what a pass did.
 type PassResult struct {
@@ -155,6 +162,10 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 		key := types.NamespacedName{Namespace: rf.Namespace, Name: rf.Spec.Transfer}
 		refundsOf[key] = append(refundsOf[key], rf)
 	}
+	sweepsOf, err := a.sweeps(ctx)
+	if err != nil {
+		return res, err
+	}
 
 	var due []archive.TransferInput
 	liveLineages := map[string]bool{}
@@ -162,7 +173,7 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 		t := &transfers.Items[i]
 		key := client.ObjectKeyFromObject(t)
 		in := archive.TransferInput{Transfer: t, Deposits: depositsOf[key], Refunds: refundsOf[key], Mailing: a.Mailing,
-			Now: now, Retention: a.Config.Retention}
+			Swept: a.Swept, Sweeps: sweepsOf[key], Now: now, Retention: a.Config.Retention}
 		if transfer.Ended(t) { // the cache reads below only for finished transfers
 			in.RecipientActive = a.recipientActive(ctx, t)
 			in.QuoteExpiresAt = a.quoteExpiry(ctx, t)
@@ -194,6 +205,27 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 	n, err := a.archiveRecipients(ctx, liveLineages, now, &res)
 	res.Recipients = n
 	return res, err
+}
+
+// sweeps are the names of the Sweeps of each transfer (a Sweep is named as its Deposit); none
+// are read where nothing is swept.
+func (a *Archiver) sweeps(ctx context.Context) (map[types.NamespacedName]map[string]bool, error) {
+	out := map[types.NamespacedName]map[string]bool{}
+	if len(a.Swept) == 0 {
+		return out, nil
+	}
+	list := &payoutv1.SweepList{}
+	if err := a.Client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	for _, sw := range list.Items {
+		key := types.NamespacedName{Namespace: sw.Namespace, Name: sw.Spec.Transfer}
+		if out[key] == nil {
+			out[key] = map[string]bool{}
+		}
+		out[key][sw.Name] = true
+	}
+	return out, nil
 }
 
 func lineageKey(namespace, lineage string) string { return namespace + "/" + lineage }

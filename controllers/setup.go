@@ -122,7 +122,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	if a := o.Archive; a.Store != nil {
-		if err := mgr.Add(&Archiver{Client: mgr.GetClient(), Store: a.Store, Clock: o.Clock, Config: a.Config, Mailing: o.Notifier != nil,
+		if err := mgr.Add(&Archiver{Client: mgr.GetClient(), Store: a.Store, Clock: o.Clock, Config: a.Config, Mailing: o.Notifier != nil, Swept: a.Swept,
 			TransferJSON: a.TransferJSON, RecipientJSON: a.RecipientJSON, Log: mgr.GetLogger().WithName("archiver")}); err != nil {
 			return err
 		}

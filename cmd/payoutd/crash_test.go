@@ -32,6 +32,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/test/testenv"
 )
 
 // crashTransfers is how many transfers move through the machine while payoutd is killed.
@@ -43,6 +44,7 @@ type killer struct {
 	bin, kubeconfig, addr string
 	extra                 []string                // flags beyond payoutdArgs
 	args                  func([]string) []string // when set, what of payoutdArgs the binary takes
+	env                   []string                // variables beyond the environment's
 	logDir                string
 	mu                    sync.Mutex
 	cmd                   *exec.Cmd
@@ -65,7 +67,7 @@ func (k *killer) start() {
 		args = k.args(args)
 	}
 	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "PAYOUT_FIAT_TOKEN="+bankToken)
+	cmd.Env = append(append(os.Environ(), "PAYOUT_FIAT_TOKEN="+bankToken), k.env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	Expect(cmd.Start()).To(Succeed())
@@ -386,7 +388,14 @@ func payoutdBinary(user string) (bin, kubeconfig string) {
 // adminKubeconfig writes a kubeconfig of a cluster-admin user named user and returns its path.
 func adminKubeconfig(user string) string {
 	GinkgoHelper()
-	u, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	return adminKubeconfigOf(env, user)
+}
+
+// adminKubeconfigOf writes a kubeconfig of a cluster-admin user named user of the control plane
+// e and returns its path.
+func adminKubeconfigOf(e *testenv.Env, user string) string {
+	GinkgoHelper()
+	u, err := e.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	kc, err := u.KubeConfig()
 	Expect(err).NotTo(HaveOccurred())

@@ -341,7 +341,13 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		copts.TransferWorkers = o.transferWorkers
 		copts.Screener, copts.MatchTimeout = risk, o.v2MatchTimeout
 		copts.Archive = controllers.ArchiveOptions{Store: store, Config: o.archive,
-			TransferJSON: apiserver.TransferLookupJSON, RecipientJSON: apiserver.RecipientLookupJSON}
+			TransferJSON: apiserver.TransferLookupJSON, RecipientJSON: apiserver.RecipientLookupJSON, Swept: map[payoutv1.Network]bool{}}
+		// the networks the sweeper sweeps: their deposits stay live until their Sweeps exist
+		for _, network := range chains.NetworkNames() {
+			if _, ok := chains.Treasury(network); ok {
+				copts.Archive.Swept[network] = true
+			}
+		}
 		provider, err := wise.New(o.fiat)
 		if err != nil {
 			return fmt.Errorf("fiat provider: %w", err)

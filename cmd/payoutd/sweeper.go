@@ -62,6 +62,19 @@ func (s *sweeperOptions) check(o *options) error {
 	return nil
 }
 
+// wrapSweeperMover is the identity, except in a binary built for the sweeper's crash test
+// (sweeperfault.go), where it stops the sweeper at a point of a batch.
+var wrapSweeperMover = func(m sweeper.Mover) sweeper.Mover { return m }
+
+// The points at which a binary built for the crash test stops the sweeper.
+const (
+	// faultBeforeBroadcast: the batch's transaction is signed (and, by the sweeper's order,
+	// stored); the node has not seen it.
+	faultBeforeBroadcast = "before-broadcast"
+	// faultAfterBroadcast: the node took the transaction; its status write has not happened.
+	faultAfterBroadcast = "after-broadcast"
+)
+
 // runSweeper runs the sweeper against the cluster of cfg until ctx ends.
 func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger) error {
 	// its own Lease: the sweeper leads apart from the controllers
@@ -112,7 +125,7 @@ func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logg
 		log.Info("sweeping", "network", network, "treasury", to[network], "gasWallet", at)
 	}
 	threshold, _ := new(big.Int).SetString(o.sweeper.threshold, 10)
-	s := &sweeper.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mover: mover, Treasury: to, Now: time.Now,
+	s := &sweeper.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mover: wrapSweeperMover(mover), Treasury: to, Now: time.Now,
 		Interval: o.sweeper.interval, Policy: treasury.Policy{Threshold: threshold, MaxAge: o.sweeper.maxAge, MaxItems: o.sweeper.maxBatch}}
 	if err := mgr.Add(s); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/transfer"
+	"github.com/stablepay/payout-operator/internal/treasury"
 )
 
 // Reason says why a transfer or recipient stays live (or, Due, that it goes to the archive).
@@ -31,6 +32,11 @@ const (
 	ProviderUnchecked Reason = "ProviderUnchecked"
 	// RefundInFlight: a refund was asked for and has not reached an end.
 	RefundInFlight = Reason(transfer.HoldRefundInFlight)
+	// SweepUnrecorded: a deposit of the transfer is the platform's to sweep (treasury.Judge) on a
+	// network with a treasury, and the sweeper has not stored its Sweep yet. The sweeper finds
+	// what to sweep from the Deposits: archiving the transfer deletes them, and the tokens would
+	// stay at the deposit address, swept by nothing (docs/operations/sweeper.md).
+	SweepUnrecorded Reason = "SweepUnrecorded"
 	// MailPending: the outcome e-mail is not sent (nor given up on) yet.
 	MailPending Reason = "MailPending"
 	// RecipientPending: the transfer controller has yet to delete the recipient (spec 2.1).
@@ -63,6 +69,12 @@ type TransferInput struct {
 	// QuoteExpiresAt is the expiry of the transfer's quote while the Quote object exists; zero
 	// once it is gone.
 	QuoteExpiresAt time.Time
+	// Swept are the networks with a treasury (networks.<name>.treasury), where the sweeper moves
+	// deposits; empty in an installation that sweeps nothing, whose transfers never wait for a
+	// Sweep. Sweeps are the names of the transfer's deposits that have one (a Sweep is named
+	// and placed as its Deposit).
+	Swept  map[payoutv1.Network]bool
+	Sweeps map[string]bool
 	// Mailing: outcome e-mails are sent in this deployment, so the transfer waits for its own.
 	Mailing bool
 	// Now and Retention.
@@ -109,6 +121,9 @@ func DecideTransfer(in TransferInput) Verdict {
 	if h := transfer.MoneyHeld(t, in.Deposits, in.Refunds, in.HashHeld); h != "" {
 		return Verdict{Reason: Reason(h)}
 	}
+	if unswept(in) {
+		return Verdict{Reason: SweepUnrecorded}
+	}
 	switch {
 	case in.Mailing && t.Spec.CustomerEmail != "" && !mailed(st) && !transfer.QuietFailure(t):
 		return Verdict{Reason: MailPending}
@@ -121,6 +136,22 @@ func DecideTransfer(in TransferInput) Verdict {
 		return Verdict{Reason: Retained, At: due}
 	}
 	return Verdict{Reason: Due}
+}
+
+// unswept reports whether a deposit of the transfer is due for a sweep (by the sweeper's own
+// rules, treasury.Judge) on a swept network and has no Sweep yet. A stray deposit an operator
+// may still write off is not due until the write-off's Sweep exists, which this then sees.
+func unswept(in TransferInput) bool {
+	for i := range in.Deposits {
+		d := &in.Deposits[i]
+		if !in.Swept[d.Spec.Network] || in.Sweeps[d.Name] {
+			continue
+		}
+		if treasury.Judge(in.Transfer, in.Deposits, in.Refunds, d, false).Due {
+			return true
+		}
+	}
+	return false
 }
 
 // retainedUntil is when a finished transfer's retention ends: retention after its last change,

@@ -61,6 +61,13 @@ func TestDecideTransfer(t *testing.T) {
 	strayRefund := func(state payoutv1.RefundState) []payoutv1.Refund {
 		return []payoutv1.Refund{refund(payoutv1.StrayRefundName("65f1c0de9a8b7c6d5e4f3a21", *strayRef), state, strayRef)}
 	}
+	// named gives a Deposit its name (a Sweep is named as its Deposit)
+	named := func(d payoutv1.Deposit) payoutv1.Deposit {
+		d.Name = payoutv1.DepositName(d.Spec.Network, d.Spec.TxHash, d.Spec.LogIndex)
+		d.Spec.Transfer = "65f1c0de9a8b7c6d5e4f3a21"
+		return d
+	}
+	baseSwept := map[payoutv1.Network]bool{payoutv1.NetworkBase: true}
 	windowEnd := metav1.NewTime(now.Add(10 * 24 * time.Hour))
 	windowOpen := func(t *payoutv1.Transfer) { t.Status.Payout.ReturnWindowEndsAt = &windowEnd }
 	returned := func(t *payoutv1.Transfer) {
@@ -122,6 +129,23 @@ func TestDecideTransfer(t *testing.T) {
 			t.Status.Payout.ReturnWindowEndsAt = &end
 		})}, Due},
 		{"returned by the recipient's bank, deposit not refunded", TransferInput{Transfer: completed(windowOpen, returned)}, MoneyOwed},
+		// issue 27: the sweeper finds what to sweep from the Deposits the archive deletes
+		{"completed, its deposit not swept yet", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3))}, Swept: baseSwept},
+			SweepUnrecorded},
+		{"completed, its deposit's Sweep stored", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3))}, Swept: baseSwept,
+			Sweeps: map[string]bool{named(depositObj("0xaa", 3)).Name: true}}, Due},
+		{"completed, no treasury on its network (no sweeper)", TransferInput{Transfer: completed(), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3))},
+			Swept: map[payoutv1.Network]bool{payoutv1.NetworkEthereum: true}}, Due},
+		{"refunded, its deposit not swept yet", TransferInput{Transfer: completed(refunded), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3))}, Swept: baseSwept},
+			SweepUnrecorded},
+		{"a stray refunded, its Sweep missing", TransferInput{Transfer: completed(listed, func(t *payoutv1.Transfer) {
+			t.Status.StrayDeposits[0].Refund = &payoutv1.StrayRefundFacts{Name: "r", Network: payoutv1.NetworkBase, TxHash: "0xee"}
+		}), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3)), named(stray)}, Refunds: strayRefund(payoutv1.RefundConfirmed), Swept: baseSwept,
+			Sweeps: map[string]bool{named(depositObj("0xaa", 3)).Name: true}}, SweepUnrecorded},
+		{"a stray owed, the credited deposit swept: owed first", TransferInput{Transfer: completed(listed), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3)), named(stray)},
+			Swept: baseSwept, Sweeps: map[string]bool{named(depositObj("0xaa", 3)).Name: true}}, MoneyOwed},
+		{"failed with a deposit not refunded: owed, not swept", TransferInput{Transfer: completed(failed), Deposits: []payoutv1.Deposit{named(depositObj("0xaa", 3))}, Swept: baseSwept},
+			MoneyOwed},
 		{"returned, its refund confirmed, not yet in the transfer", TransferInput{Transfer: completed(windowOpen, returned),
 			Refunds: []payoutv1.Refund{refund("65f1c0de9a8b7c6d5e4f3a21", payoutv1.RefundConfirmed, nil)}}, RefundInFlight},
 		{"returned and refunded", TransferInput{Transfer: completed(windowOpen, returned, func(t *payoutv1.Transfer) {
