@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 )
 
@@ -62,32 +63,10 @@ func (d *Dashboard) callAPI(ctx context.Context, from *http.Request, s *session,
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	rec := &recorder{header: http.Header{}}
+	// the standard library's recorder keeps the in-process answer
+	rec := httptest.NewRecorder()
 	d.api.ServeHTTP(rec, req)
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	return apiReply{status: rec.status, body: rec.body.Bytes()}, nil
-}
-
-// recorder keeps the facade's in-process answer (net/http/httptest's is for tests).
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(b)
+	return apiReply{status: rec.Code, body: rec.Body.Bytes()}, nil
 }
 
 type apiError string

@@ -147,44 +147,45 @@ func (d *Dashboard) handleRecipientCreate(w http.ResponseWriter, r *http.Request
 	http.Redirect(w, r, d.path("recipients"), http.StatusSeeOther)
 }
 
-// handleRecipientEdit shows the form of a recipient (GET recipients/{id}) with its details.
+// handleRecipientEdit shows the form of a recipient with its details.
 func (d *Dashboard) handleRecipientEdit(w http.ResponseWriter, r *http.Request, s *session) {
-	id, ok := recipientID(w, r)
+	rc, ok := d.recipient(w, r, s)
 	if !ok {
 		return
+	}
+	f := &recipientForm{Action: "recipient?id=" + strconv.FormatInt(rc.ID, 10), ID: rc.ID, Currency: rc.Currency, Type: rc.Type, Holder: rc.AccountHolderName}
+	d.renderForm(w, r, s, f, rc.Details, "", 0)
+}
+
+// recipient reads the recipient of ?id= (GET recipients/{id}); when the API refuses, the list
+// page with its message is the answer.
+func (d *Dashboard) recipient(w http.ResponseWriter, r *http.Request, s *session) (recipientRow, bool) {
+	var rc recipientRow
+	id, ok := recipientID(w, r)
+	if !ok {
+		return rc, false
 	}
 	reply, err := d.callAPI(r.Context(), r, s, "GET", "/api/payouts/recipients/"+strconv.FormatInt(id, 10), nil)
 	if err != nil {
 		d.unavailable(w, err, "reading a recipient")
-		return
+		return rc, false
 	}
-	var rc recipientRow
 	if reply.status != http.StatusOK || json.Unmarshal(reply.body, &rc) != nil {
 		d.renderRecipients(w, r, s, reply.message(), reply.status)
-		return
+		return rc, false
 	}
-	f := &recipientForm{Action: "recipient?id=" + strconv.FormatInt(id, 10), ID: id, Currency: rc.Currency, Type: rc.Type, Holder: rc.AccountHolderName}
-	d.renderForm(w, r, s, f, rc.Details, "", 0)
+	return rc, true
 }
 
 // handleRecipientUpdate refreshes the form or saves it (PATCH recipients/{id}: the holder and
 // every detail, as spec 4.7 asks). The recipient's currency and type are its own, not the form's.
 func (d *Dashboard) handleRecipientUpdate(w http.ResponseWriter, r *http.Request, s *session) {
-	id, ok := recipientID(w, r)
+	rc, ok := d.recipient(w, r, s)
 	if !ok {
 		return
 	}
+	id := rc.ID
 	path := "/api/payouts/recipients/" + strconv.FormatInt(id, 10)
-	cur, err := d.callAPI(r.Context(), r, s, "GET", path, nil)
-	if err != nil {
-		d.unavailable(w, err, "reading a recipient")
-		return
-	}
-	var rc recipientRow
-	if cur.status != http.StatusOK || json.Unmarshal(cur.body, &rc) != nil {
-		d.renderRecipients(w, r, s, cur.message(), cur.status)
-		return
-	}
 	f, details := formOf(r)
 	f.Action, f.ID, f.Currency, f.Type = "recipient?id="+strconv.FormatInt(id, 10), id, rc.Currency, rc.Type
 	if r.PostFormValue("action") != "save" {
