@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -73,8 +72,8 @@ func (o *dashboardOptions) check(api bool) error {
 }
 
 // build makes what the facade is configured with: the browser tokens it accepts and the
-// dashboard it serves (nil without --dashboard-url).
-func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger) (apiserver.BrowserCallers, http.Handler, error) {
+// dashboard it serves (nil without --dashboard-url), offering currencies on its recipients page.
+func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies []string) (apiserver.BrowserCallers, *dashboard.Dashboard, error) {
 	if o.url == "" {
 		return apiserver.BrowserCallers{}, nil, nil
 	}
@@ -87,7 +86,7 @@ func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger) (apiserver.B
 		URL: o.url, Issuer: o.issuer, ClientID: o.clientID, ClientSecret: o.clientSecret.Value.Reveal(),
 		AccountClaim: o.accountClaim, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Tokens: keys, TokenAudience: o.audience, TokenTTL: o.tokenTTL,
-		IdleTimeout: o.idle, AbsoluteTimeout: o.absolute, Log: log.WithName("dashboard"),
+		IdleTimeout: o.idle, AbsoluteTimeout: o.absolute, Currencies: currencies, Log: log.WithName("dashboard"),
 	})
 	if err != nil {
 		return apiserver.BrowserCallers{}, nil, err

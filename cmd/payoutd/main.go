@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -526,9 +527,13 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 			origins = append(origins, origin)
 		}
 	}
-	browser, dash, err := o.dashboard.build(mgr, log)
+	browser, dash, err := o.dashboard.build(mgr, log, catalog.Currencies())
 	if err != nil {
 		return nil, nil, err
+	}
+	var dashHandler http.Handler // a nil *Dashboard in it would not be a nil Handler
+	if dash != nil {
+		dashHandler = dash
 	}
 	srv, err := apiserver.New(apiserver.Config{
 		Client:            mgr.GetClient(),
@@ -550,8 +555,12 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		Archive:           store,
 		MCPAllowedOrigins: origins,
 		Browser:           browser,
-		Dashboard:         dash,
+		Dashboard:         dashHandler,
 	})
+	if err == nil && dash != nil {
+		// its pages call the API in process, as the signed-in user
+		dash.SetAPI(srv.Handler())
+	}
 	return srv, screener, err
 }
 

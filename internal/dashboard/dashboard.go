@@ -5,9 +5,10 @@
 //
 // Pages are Go templates rendered on the server; the one script is embedded and served from
 // /dashboard/static/, under a Content-Security-Policy that allows no inline script. Every
-// state change is a POST carrying the session's CSRF token. Pages that call the REST API
-// (the recipients, quotes and transfers to come) get a short-lived browser token from
-// POST /dashboard/token and send it as Authorization: Bearer.
+// state change is a POST carrying the session's CSRF token. Pages rendered from the REST
+// API's answers (the recipients) call the facade's handler in process as the signed-in user
+// (callAPI); scripts that call it get a short-lived browser token from POST /dashboard/token
+// and send it as Authorization: Bearer.
 package dashboard
 
 import (
@@ -52,6 +53,8 @@ type Config struct {
 	TokenTTL      time.Duration
 	// IdleTimeout and AbsoluteTimeout end a session unused for, or older than, that long.
 	IdleTimeout, AbsoluteTimeout time.Duration
+	// Currencies are the payout currencies the recipients page offers (the catalog's).
+	Currencies []string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// HTTPClient reaches the provider (http.DefaultClient when nil).
@@ -68,6 +71,7 @@ type Dashboard struct {
 	sessions *sessions
 	logins   *logins
 	mux      *http.ServeMux
+	api      http.Handler // the facade's, for the pages' calls (SetAPI)
 
 	mu       sync.Mutex
 	provider *oidc.Provider // discovered on first use, so that the provider need not be up first

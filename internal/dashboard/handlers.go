@@ -26,6 +26,11 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+p+"keys", d.signedIn(d.handleKeyCreate))
 	mux.HandleFunc("POST "+p+"keys/{id}/revoke", d.signedIn(d.handleKeyRevoke))
 	mux.HandleFunc("POST "+p+"token", d.signedIn(d.handleToken))
+	mux.HandleFunc("GET "+p+"recipients", d.signedIn(d.handleRecipients))
+	// one level under the base, so that the layout's relative links hold (the CSP allows no <base>)
+	mux.HandleFunc("GET "+p+"recipient", d.signedIn(d.handleRecipientForm))
+	mux.HandleFunc("POST "+p+"recipient", d.signedIn(d.handleRecipientPost))
+	mux.HandleFunc("POST "+p+"recipient-delete", d.signedIn(d.handleRecipientDelete))
 	mux.HandleFunc("GET "+p+"static/{version}/{file}", serveStatic)
 	return mux
 }

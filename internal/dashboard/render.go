@@ -45,6 +45,11 @@ type page struct {
 	Next    string
 	Keys    []keyRow
 	NewKey  string
+	// Error is an API's message for the whole page.
+	Error      string
+	Currencies []string
+	Recipients []recipientRow
+	Form       *recipientForm
 }
 
 // CSRF is the session's token for the page's forms and script.

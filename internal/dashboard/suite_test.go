@@ -18,11 +18,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/browsertoken"
 	"github.com/stablepay/payout-operator/internal/dev/devoidc"
 	"github.com/stablepay/payout-operator/internal/index"
@@ -43,6 +45,7 @@ var (
 	cancel    context.CancelFunc
 	env       *testenv.Env
 	cached    client.Client
+	informers cache.Informers
 	acctCount atomic.Int32
 )
 
@@ -62,6 +65,7 @@ var _ = BeforeSuite(func() {
 	}()
 	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
 	cached = mgr.GetClient()
+	informers = mgr.GetCache()
 	// the keys' informer starts with the first list
 	Expect(cached.List(ctx, &payoutv1.APIKeyList{})).To(Succeed())
 })
@@ -120,7 +124,7 @@ func newSite() *site {
 	Expect(err).NotTo(HaveOccurred())
 	s.dash, err = New(Config{URL: s.url, Issuer: s.op, ClientID: "dashboard", ClientSecret: "dev-secret", AccountClaim: "payout_account",
 		Client: cached, Reader: env.Client, Tokens: s.keys, TokenAudience: audience,
-		IdleTimeout: 10 * time.Minute, AbsoluteTimeout: time.Hour, Now: s.clock.Now, Log: ctrl.Log.WithName("dashboard")})
+		IdleTimeout: 10 * time.Minute, AbsoluteTimeout: time.Hour, Now: s.clock.Now, Currencies: bankaccount.Default().Currencies(), Log: ctrl.Log.WithName("dashboard")})
 	Expect(err).NotTo(HaveOccurred())
 	srv := &http.Server{Handler: s.dash, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()

@@ -37,3 +37,13 @@ var payoutAPI = (function () {
   };
 })();
 window.payoutAPI = payoutAPI;
+
+// A recipient form's refresh-on-change fields (spec 4.3): when one changes, the form is sent
+// with its refresh button, and the server answers the form the API's requirements give for the
+// details so far. Without the script the user presses that button.
+document.addEventListener("change", function (ev) {
+  var field = ev.target;
+  if (!field.hasAttribute || !field.hasAttribute("data-refresh") || !field.form) return;
+  var btn = field.form.querySelector('button[name="action"][value="refresh"]');
+  if (btn) field.form.requestSubmit(btn);
+});
