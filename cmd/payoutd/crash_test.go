@@ -288,7 +288,7 @@ func pay(p *planned, stranger *ecdsa.PrivateKey) {
 	deposit(t.Spec.DepositAddress, decimal.RequireFromString(p.deposit).Sub(first).StringFixed(2))
 }
 
-func count(plan []*planned, f func(*planned) bool) int {
+func count[T any](plan []T, f func(T) bool) int {
 	n := 0
 	for _, p := range plan {
 		if f(p) {
