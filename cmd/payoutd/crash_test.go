@@ -196,39 +196,31 @@ var _ = Describe("a crash at any moment", Ordered, func() {
 		const accounts = 20
 		var plan []*planned
 		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for a := range accounts {
-			acct := newAccount(url)
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				payee := acct.recipient("Crash Payee")
-				failing := acct.recipient("Simulated Failure")
-				for i := range crashTransfers / accounts {
-					p := &planned{acct: acct, amount: fmt.Sprintf("%d.%02d", 10+rand.IntN(30), rand.IntN(100)), email: "crash+" + uuid.NewString()[:8] + "@example.com"}
-					p.deposit = p.amount
-					rid := payee
-					switch {
-					case i == 3:
-						rid, p.failing = failing, string(payoutv1.FailurePayoutRejected)
-					case i == 7 && a%2 == 0:
-						p.deposit = decimal.RequireFromString(p.amount).Sub(decimal.New(1, -2)).StringFixed(2)
-						p.failing = string(payoutv1.FailureDepositShort)
-					case i == 5: // 10 %: two sends from the wallet
-						p.split = true
-					case i == 8 && a%2 == 0: // 5 %: a stranger's dust first
-						p.dust = true
-					}
-					p.id = createDuringCrashes(acct, p, rid)
-					pay(p, stranger)
-					mu.Lock()
-					plan = append(plan, p)
-					mu.Unlock()
+		inAccounts(url, accounts, func(acct *account, a int) {
+			payee := acct.recipient("Crash Payee")
+			failing := acct.recipient("Simulated Failure")
+			for i := range crashTransfers / accounts {
+				p := &planned{acct: acct, amount: fmt.Sprintf("%d.%02d", 10+rand.IntN(30), rand.IntN(100)), email: "crash+" + uuid.NewString()[:8] + "@example.com"}
+				p.deposit = p.amount
+				rid := payee
+				switch {
+				case i == 3:
+					rid, p.failing = failing, string(payoutv1.FailurePayoutRejected)
+				case i == 7 && a%2 == 0:
+					p.deposit = decimal.RequireFromString(p.amount).Sub(decimal.New(1, -2)).StringFixed(2)
+					p.failing = string(payoutv1.FailureDepositShort)
+				case i == 5: // 10 %: two sends from the wallet
+					p.split = true
+				case i == 8 && a%2 == 0: // 5 %: a stranger's dust first
+					p.dust = true
 				}
-			}()
-		}
-		wg.Wait()
+				p.id = createDuringCrashes(acct, p, rid)
+				pay(p, stranger)
+				mu.Lock()
+				plan = append(plan, p)
+				mu.Unlock()
+			}
+		})
 		Expect(plan).To(HaveLen(crashTransfers))
 		// Let the machine work under crashes for a while, then let it finish.
 		time.Sleep(45 * time.Second)
@@ -290,7 +282,7 @@ func pay(p *planned, stranger *ecdsa.PrivateKey) {
 	deposit(t.Spec.DepositAddress, decimal.RequireFromString(p.deposit).Sub(first).StringFixed(2))
 }
 
-func count(plan []*planned, f func(*planned) bool) int {
+func count[T any](plan []T, f func(T) bool) int {
 	n := 0
 	for _, p := range plan {
 		if f(p) {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,7 +122,18 @@ func runInProcess(cfg *rest.Config, extra ...string) (string, func()) {
 	GinkgoHelper()
 	addr := freeAddr()
 	Expect(os.Setenv("PAYOUT_FIAT_TOKEN", bankToken)).To(Succeed())
-	o, err := parseFlags(payoutdArgs(addr, extra...))
+	stop := goRun(cfg, payoutdArgs(addr, extra...))
+	url := "http://" + addr
+	Eventually(func() error { return ping(url) }).Should(Succeed())
+	waitBaseAvailable()
+	return url, stop
+}
+
+// goRun runs payoutd with args in this process against cfg, and returns what stops it (and
+// waits for it to end).
+func goRun(cfg *rest.Config, args []string) func() {
+	GinkgoHelper()
+	o, err := parseFlags(args)
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -130,11 +142,24 @@ func runInProcess(cfg *rest.Config, extra ...string) (string, func()) {
 		defer close(done)
 		Expect(runWith(ctx, cfg, o, logr.Discard())).To(Succeed())
 	}()
-	stop := func() { cancel(); <-done }
-	url := "http://" + addr
-	Eventually(func() error { return ping(url) }).Should(Succeed())
-	waitBaseAvailable()
-	return url, stop
+	return func() { cancel(); <-done }
+}
+
+// inAccounts creates n accounts on the facade at url, one after another, and runs each one's
+// work in a goroutine of its own; it returns when every one is done.
+func inAccounts(url string, n int, work func(acct *account, a int)) {
+	GinkgoHelper()
+	var wg sync.WaitGroup
+	for a := range n {
+		acct := newAccount(url)
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			work(acct, a)
+		}()
+	}
+	wg.Wait()
 }
 
 // waitBaseAvailable waits until USDC on base takes deposits: its watcher is in sync.
