@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -74,9 +76,31 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 	if err := s.checkRecipientType(currency, recipientType); err != nil {
 		return err
 	}
-	rates, err := s.cfg.Rates.Rates(r.Context())
+	quote, err := s.priceQuote(r.Context(), c, uuid.NewString(), currency, amount, v2, recipientType)
 	if err != nil {
 		return err
+	}
+	if c.Browser {
+		// A browser caller's quote has no quoteId (spec 5.6): nothing can name it, so it is
+		// not stored.
+		view := quoteView(quote)
+		view.QuoteID = ""
+		writeJSON(w, http.StatusOK, view)
+		return nil
+	}
+	if err := s.createOwned(r.Context(), c, quote); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, quoteView(quote))
+	return nil
+}
+
+// priceQuote prices amount USD in currency for the caller's account, as the quote named id
+// (not stored).
+func (s *Server) priceQuote(ctx context.Context, c *Caller, id, currency string, amount decimal.Decimal, v2 bool, recipientType string) (*payoutv1.Quote, error) {
+	rates, err := s.cfg.Rates.Rates(ctx)
+	if err != nil {
+		return nil, err
 	}
 	now := s.cfg.Clock.Now()
 	// v2_offloader counts only for accounts on the v2 fee structure (spec 2.4, CONTRACT).
@@ -92,22 +116,9 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, c *Caller) 
 		Now:               now,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	quote := quoteResource(c, uuid.NewString(), priced, v2, recipientType, now)
-	if c.Browser {
-		// A browser caller's quote has no quoteId (spec 5.6): nothing can name it, so it is
-		// not stored.
-		view := quoteView(quote)
-		view.QuoteID = ""
-		writeJSON(w, http.StatusOK, view)
-		return nil
-	}
-	if err := s.createOwned(r.Context(), c, quote); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, quoteView(quote))
-	return nil
+	return quoteResource(c, id, priced, v2, recipientType, now), nil
 }
 
 // checkRecipientType accepts no type, email_recipient (EUR only, spec 2.1.1) or an account type

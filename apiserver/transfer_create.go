@@ -7,14 +7,17 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
+	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -79,9 +82,16 @@ func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *Calle
 		return err
 	}
 	ctx := r.Context()
-	in := s.gatherTransfer(ctx, c, b, method)
+	in, priced := s.gatherTransfer(ctx, c, b, method)
 	if err := transfer.Admit(in); err != nil {
 		return err
+	}
+	if priced {
+		// a browser caller's quote, priced for this create: stored once admitted, so that the
+		// transfer names it as an API key's names the quote it was given
+		if err := s.createOwned(ctx, c, in.Quote.Quote); err != nil {
+			return err
+		}
 	}
 	req := in.Request
 	if method == payoutv1.TransferV2 && req.CustomerEmail == "" {
@@ -104,9 +114,13 @@ func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *Calle
 // gatherTransfer reads what transfer.Admit judges a create on. A compliance service is asked
 // only where its answer is a rule's fact: the KYC service when the account requires KYC and the
 // wallet is well formed, the screening for an EVM wallet that the method screens.
-func (s *Server) gatherTransfer(ctx context.Context, c *Caller, b *body, method payoutv1.TransferMethod) transfer.AdmitInput {
+//
+// A browser caller's quotes have no quoteId (spec 5.6), so its create names none: the amount is
+// priced now for the recipient's currency (as GET quote would price it for that caller) and the
+// create is judged on that quote by the same rules; priced says so, and the caller stores it.
+func (s *Server) gatherTransfer(ctx context.Context, c *Caller, b *body, method payoutv1.TransferMethod) (in transfer.AdmitInput, priced bool) {
 	acct := c.Account.Spec
-	in := transfer.AdmitInput{Method: method, Account: acct, Now: s.cfg.Clock.Now()}
+	in = transfer.AdmitInput{Method: method, Account: acct, Now: s.cfg.Clock.Now()}
 	wallet, given := looseString(b, "wallet_address")
 	v1 := method == payoutv1.TransferV1
 	in.Wallet = s.senderWallet(ctx, c, wallet, given, acct.KYCRequired && (v1 || !acct.V2WalletScreening), v1 || acct.V2WalletScreening)
@@ -116,15 +130,38 @@ func (s *Server) gatherTransfer(ctx context.Context, c *Caller, b *body, method 
 	in.Recipient = s.transferRecipient(ctx, c, b)
 	in.Request, in.RequestErr = decodeTransferRequest(b)
 	if in.RequestErr != nil {
-		return in
+		return in, false
 	}
-	if _, err := uuid.Parse(in.Request.QuoteID); err == nil {
+	if c.Browser && in.Request.QuoteID == "" && in.Request.HasAmount && in.Recipient.Recipient != nil {
+		in.Request.QuoteID = uuid.NewString()
+		in.Quote = s.browserQuote(ctx, c, in.Request.QuoteID, in.Request.Amount, in.Recipient.Recipient)
+		priced = in.Quote.Quote != nil
+	} else if _, err := uuid.Parse(in.Request.QuoteID); err == nil {
 		in.Quote = s.transferQuote(ctx, c, in.Request.QuoteID)
 	}
 	if in.Request.Token != "" && in.Request.Network != "" {
 		in.Option = s.depositOption(ctx, in.Request)
 	}
-	return in
+	return in, priced
+}
+
+// browserQuote prices a browser caller's create (gatherTransfer): amount USD for rc's currency,
+// an e-mail recipient's without the transfer fee. An amount the quote endpoint would refuse is
+// the quote rule's error.
+func (s *Server) browserQuote(ctx context.Context, c *Caller, id string, amount decimal.Decimal, rc *payoutv1.Recipient) transfer.QuoteFacts {
+	_, priced, err := pricing.ParsePricedAmount("amount", amount.String())
+	if err != nil {
+		return transfer.QuoteFacts{Err: err}
+	}
+	recipientType := ""
+	if rc.Spec.Type == bankaccount.EmailRecipientType {
+		recipientType = bankaccount.EmailRecipientType
+	}
+	q, err := s.priceQuote(ctx, c, id, string(rc.Spec.Currency), priced, false, recipientType)
+	if err != nil {
+		return transfer.QuoteFacts{Err: err}
+	}
+	return transfer.QuoteFacts{Quote: q}
 }
 
 // v2CreateJSON is the v2 create response of spec 4.11.

@@ -64,35 +64,14 @@ type transferQuoteSnapshot struct {
 }
 
 // statusLabels are the human texts of the public statuses.
-var statusLabels = map[payoutv1.TransferPhase]string{
-	payoutv1.PhaseReadyToProcess:  "Waiting for the deposit",
-	payoutv1.PhaseAwaitingDeposit: "Waiting for the deposit",
-	payoutv1.PhasePendingMatch:    "Matching the deposit",
-	payoutv1.PhaseDepositSent:     "Deposit received",
-	payoutv1.PhaseProcessing:      "Converting the funds",
-	payoutv1.PhaseTransferCreated: "Payout sent to the bank",
-	payoutv1.PhaseCompleted:       "Completed",
-	payoutv1.PhaseFailed:          "Failed",
-	payoutv1.PhaseRefunded:        "Refunded",
-}
+var statusLabels = transfer.StatusLabels
 
 // transferPhase is the transfer's status now, derived from its facts and spec (so a hash set a
 // moment ago reads pending_match before the controller has written anything).
 func transferPhase(t *payoutv1.Transfer) payoutv1.TransferPhase { return transfer.Phase(t) }
 
-// lookupPhase is the status a lookup reports (spec 2.5 lists six): the v2 steps before the
-// deposit is received read as ready_to_process there, deposit_sent as processing;
-// confirm-transfer reports them as they are.
-func lookupPhase(t *payoutv1.Transfer) payoutv1.TransferPhase {
-	switch p := transferPhase(t); p {
-	case payoutv1.PhaseAwaitingDeposit, payoutv1.PhasePendingMatch:
-		return payoutv1.PhaseReadyToProcess
-	case payoutv1.PhaseDepositSent:
-		return payoutv1.PhaseProcessing
-	default:
-		return p
-	}
-}
+// lookupPhase is the status a lookup reports (transfer.LookupPhase).
+func lookupPhase(t *payoutv1.Transfer) payoutv1.TransferPhase { return transfer.LookupPhase(t) }
 
 func transferView(t *payoutv1.Transfer) transferJSON {
 	phase := lookupPhase(t)

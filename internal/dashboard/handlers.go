@@ -31,6 +31,13 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"recipient", d.signedIn(d.handleRecipientForm))
 	mux.HandleFunc("POST "+p+"recipient", d.signedIn(d.handleRecipientPost))
 	mux.HandleFunc("POST "+p+"recipient-delete", d.signedIn(d.handleRecipientDelete))
+	mux.HandleFunc("GET "+p+"transfers", d.signedIn(d.handleTransfers))
+	mux.HandleFunc("GET "+p+"transfer-new", d.signedIn(d.handleTransferNew))
+	mux.HandleFunc("POST "+p+"transfer-new", d.signedIn(d.handleTransferCreate))
+	mux.HandleFunc("GET "+p+"transfer", d.signedIn(d.handleTransfer))
+	mux.HandleFunc("GET "+p+"transfer-status", d.signedIn(d.handleTransferStatus))
+	mux.HandleFunc("GET "+p+"transfer-qr", d.signedIn(d.handleTransferQR))
+	mux.HandleFunc("POST "+p+"transfer-confirm", d.signedIn(d.handleTransferConfirm))
 	mux.HandleFunc("GET "+p+"static/{version}/{file}", serveStatic)
 	return mux
 }

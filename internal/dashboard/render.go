@@ -36,6 +36,7 @@ var staticVersion = func() string {
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"static": func(file string) string { return "static/" + staticVersion + "/" + file },
 	"date":   func(t time.Time) string { return t.Format("2006-01-02 15:04 UTC") },
+	"status": statusText,
 }).ParseFS(templateFS, "templates/*.html"))
 
 // page is what every template gets.
@@ -50,6 +51,10 @@ type page struct {
 	Currencies []string
 	Recipients []recipientRow
 	Form       *recipientForm
+	// the quote and transfer pages
+	Transfer     *transferForm
+	TransferPage *transferPage
+	Transfers    *transferList
 }
 
 // CSRF is the session's token for the page's forms and script.

@@ -60,3 +60,31 @@ func Cancellable(t *payoutv1.Transfer) bool {
 	st := &t.Status
 	return t.Spec.Cancellation == nil && st.Payout == nil && st.Failure == nil && st.Refund == nil
 }
+
+// LookupPhase is the status a lookup reports (spec 2.5 lists six): the v2 steps before the
+// deposit is received read as ready_to_process there, deposit_sent as processing;
+// confirm-transfer reports them as they are. The REST lookup and the dashboard's pages both
+// report it.
+func LookupPhase(t *payoutv1.Transfer) payoutv1.TransferPhase {
+	switch p := Phase(t); p {
+	case payoutv1.PhaseAwaitingDeposit, payoutv1.PhasePendingMatch:
+		return payoutv1.PhaseReadyToProcess
+	case payoutv1.PhaseDepositSent:
+		return payoutv1.PhaseProcessing
+	default:
+		return p
+	}
+}
+
+// StatusLabels are the human texts of the public statuses (spec 2.5 status_label).
+var StatusLabels = map[payoutv1.TransferPhase]string{
+	payoutv1.PhaseReadyToProcess:  "Waiting for the deposit",
+	payoutv1.PhaseAwaitingDeposit: "Waiting for the deposit",
+	payoutv1.PhasePendingMatch:    "Matching the deposit",
+	payoutv1.PhaseDepositSent:     "Deposit received",
+	payoutv1.PhaseProcessing:      "Converting the funds",
+	payoutv1.PhaseTransferCreated: "Payout sent to the bank",
+	payoutv1.PhaseCompleted:       "Completed",
+	payoutv1.PhaseFailed:          "Failed",
+	payoutv1.PhaseRefunded:        "Refunded",
+}

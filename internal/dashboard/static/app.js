@@ -47,3 +47,60 @@ document.addEventListener("change", function (ev) {
   var btn = field.form.querySelector('button[name="action"][value="refresh"]');
   if (btn) field.form.requestSubmit(btn);
 });
+
+// A copy button of a text on the page (the deposit address).
+document.addEventListener("click", function (ev) {
+  var btn = ev.target.closest("button[data-copy-text]");
+  if (!btn) return;
+  var el = document.getElementById(btn.getAttribute("data-copy-text"));
+  if (!el) return;
+  navigator.clipboard.writeText(el.textContent.trim()).then(function () {
+    btn.textContent = "Copied";
+  }, function () {});
+});
+
+// A transfer's status updates by itself: the page's status endpoint (same origin, the session's
+// cookie) is polled until the transfer ends, and the status, failure reason, refund hash and
+// timeline are redrawn from it. Without the script a reload shows the same.
+(function () {
+  var live = document.getElementById("transfer-live");
+  if (!live || live.getAttribute("data-ended") === "true") return;
+  var url = live.getAttribute("data-status-url");
+  var every = 3000, failures = 0;
+  function show(st) {
+    var status = document.getElementById("transfer-status");
+    status.textContent = st.statusLabel;
+    status.setAttribute("data-status", st.status);
+    document.getElementById("transfer-updated").textContent = st.updatedAt;
+    var err = document.getElementById("transfer-error");
+    err.textContent = st.error || "";
+    err.hidden = !st.error;
+    var refund = document.getElementById("transfer-refund");
+    if (st.refundTxHash) {
+      refund.replaceChildren("Refunded to the sender in transaction ", Object.assign(document.createElement("code"), { textContent: st.refundTxHash }));
+    }
+    refund.hidden = !st.refundTxHash;
+    var list = document.getElementById("transfer-timeline");
+    list.replaceChildren.apply(list, st.history.map(function (h) {
+      var li = document.createElement("li");
+      var label = Object.assign(document.createElement("span"), { className: "status", textContent: h.label });
+      var at = Object.assign(document.createElement("time"), { textContent: h.at });
+      li.append(label, " ", at, h.message ? ": " + h.message : "");
+      return li;
+    }));
+    live.setAttribute("data-ended", st.ended ? "true" : "false");
+  }
+  function poll() {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+      .then(function (st) {
+        failures = 0;
+        show(st);
+        if (!st.ended) setTimeout(poll, every);
+      }, function () {
+        // signed out or unreachable: back off, give up after a while (a reload starts again)
+        if (++failures < 10) setTimeout(poll, every * failures);
+      });
+  }
+  setTimeout(poll, every);
+})();
