@@ -6,11 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/browsertoken"
+	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // Browser callers (spec 5.6, 5.3): the dashboard's signed-in users call the API with a token
@@ -52,6 +55,40 @@ var _ = Describe("browser callers (spec 5.6, 5.3)", func() {
 		keyed := acct.c.on(bsrv).get(quotePath("EUR", "30.00", "v2_offloader", "true")).json()
 		Expect(keyed).To(HaveKey("quoteId"))
 		Expect(keyed["serviceFeePercent"]).To(Equal(json.Number("1.7")))
+	})
+
+	It("creates a browser caller's transfer without a quote_id, priced as its quote, by the same rules; an API key's still needs one", func() {
+		p := newPayee(func(a *payoutv1.PayoutAccount) { a.Spec.KYCRequired = true })
+		browser := newCaller("Bearer " + token(p.account, 5*time.Minute)).on(bsrv)
+		quoted := browser.get(quotePath("EUR", "25.00"))
+		Expect(quoted.status).To(Equal(200), "%s", quoted)
+
+		body := v1Body("", "25.00", p.rid)
+		delete(body, "quote_id")
+		keyed := p.c.on(bsrv).post("/api/payouts/transfer", body)
+		Expect(errorText(keyed, 400)).To(ContainSubstring("quote_id"), "an API key's create names its quote")
+
+		// rule 1 goes first for a browser caller too: the wallet is not KYC-verified yet
+		body["customer_uuid"] = uuid.NewString()
+		Expect(errorText(browser.post("/api/payouts/transfer", body), 403)).To(ContainSubstring("KYC"))
+		Expect(env.Client.Create(ctx, testgen.Wallet(payoutv1.AccountNamespace(p.name), senderWallet))).To(Succeed())
+		var r *response
+		Eventually(func() int {
+			body["customer_uuid"] = uuid.NewString()
+			r = browser.post("/api/payouts/transfer", body)
+			return r.status
+		}).Should(Equal(200))
+		tr := r.json()["transfer"].(map[string]any)
+		Expect(tr["status"]).To(Equal("ready_to_process"))
+		q := tr["quote"].(map[string]any)
+		Expect(q["targetAmount"]).To(Equal(quoted.json()["quote"].(map[string]any)["targetAmount"]), "priced as the quote shown")
+		t := storedTransfer(p.account, tr["id"].(string))
+		Expect(t.Name).To(Equal(payoutv1.TransferNameForQuote(t.Spec.QuoteID)))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Spec.QuoteID}, &payoutv1.Quote{})).To(Succeed(), "the quote priced for it is stored")
+
+		// the amount's rules are the quote's: outside the account's bounds is a 400
+		body["customer_uuid"], body["amount"] = uuid.NewString(), json.Number("2000000")
+		Expect(errorText(browser.post("/api/payouts/transfer", body), 400)).To(ContainSubstring("amount"))
 	})
 
 	It("refuses tampered, expired, wrong-audience and foreign tokens as bad credentials, counted toward the block", func() {
