@@ -71,6 +71,7 @@ type transferForm struct {
 
 // transferFormOf reads the form's choices from the query (GET) or the posted form.
 func transferFormOf(r *http.Request) *transferForm {
+	_ = r.ParseForm() // a malformed body reads as an empty form, which the API refuses
 	v := r.Form
 	f := &transferForm{RecipientID: v.Get("recipientId"), Amount: strings.TrimSpace(v.Get("amount")), Option: v.Get("option"),
 		Method: v.Get("method"), Email: strings.TrimSpace(v.Get("customer_email")), Wallet: strings.TrimSpace(v.Get("wallet_address")),
@@ -97,7 +98,6 @@ func (f *transferForm) recipient() *recipientRow {
 // handleTransferNew shows the form (choices may be given in the query), and the API's quote for
 // them with action=quote.
 func (d *Dashboard) handleTransferNew(w http.ResponseWriter, r *http.Request, s *session) {
-	_ = r.ParseForm()
 	f := transferFormOf(r)
 	d.renderTransferForm(w, r, s, f, r.Form.Get("action") == "quote", http.StatusOK)
 }
