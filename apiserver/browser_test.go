@@ -13,7 +13,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/browsertoken"
-	"github.com/stablepay/payout-operator/test/testgen"
 )
 
 // Browser callers (spec 5.6, 5.3): the dashboard's signed-in users call the API with a token
@@ -68,10 +67,10 @@ var _ = Describe("browser callers (spec 5.6, 5.3)", func() {
 		keyed := p.c.on(bsrv).post("/api/payouts/transfer", body)
 		Expect(errorText(keyed, 400)).To(ContainSubstring("quote_id"), "an API key's create names its quote")
 
-		// rule 1 goes first for a browser caller too: the wallet is not KYC-verified yet
-		body["customer_uuid"] = uuid.NewString()
+		// rule 1 goes first for a browser caller too: a wallet not KYC-verified for the account
+		body["customer_uuid"], body["wallet_address"] = uuid.NewString(), "0x00000000000000000000000000000000000000e7"
 		Expect(errorText(browser.post("/api/payouts/transfer", body), 403)).To(ContainSubstring("KYC"))
-		Expect(env.Client.Create(ctx, testgen.Wallet(payoutv1.AccountNamespace(p.name), senderWallet))).To(Succeed())
+		body["wallet_address"] = senderWallet // verified by newPayee
 		var r *response
 		Eventually(func() int {
 			body["customer_uuid"] = uuid.NewString()
