@@ -42,6 +42,20 @@ func (s *site) withTransfers() {
 	}
 	opt.Status.Available = true
 	Expect(env.Client.Status().Update(ctx, opt)).To(Succeed())
+	// and the watcher of base has read a head (a v2 transfer records it)
+	cur := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
+	if err := env.Client.Create(ctx, cur); err != nil {
+		Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "%v", err)
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cur), cur)).To(Succeed())
+	}
+	beat := metav1.Now()
+	cur.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &beat, Head: 100}
+	Expect(env.Client.Status().Update(ctx, cur)).To(Succeed())
+	Eventually(func() int64 {
+		c := &payoutv1.ChainCursor{}
+		_ = cached.Get(ctx, client.ObjectKeyFromObject(cur), c)
+		return c.Status.Head
+	}).Should(BeNumerically(">=", 100))
 	Eventually(func() bool {
 		o := &payoutv1.DepositOption{}
 		return cached.Get(ctx, client.ObjectKeyFromObject(opt), o) == nil && o.Status.Available
@@ -235,6 +249,33 @@ var _ = Describe("the quote and transfer pages", func() {
 		Expect(p.body).To(ContainSubstring(`data-ended="true"`))
 		Expect(p.body).To(ContainSubstring(`<p class="error" id="transfer-error">no deposit arrived before the address expired</p>`))
 		Expect(p.body).To(ContainSubstring(`<code>` + hash + `</code>`))
+	})
+
+	It("creates a v2 transfer and confirms its hash through the API, its refusals shown on the page", func() {
+		s := newSite()
+		s.withTransfers()
+		b := newBrowser()
+		csrf := csrfOf(s.signIn(b, "alice", "alice-pw"))
+		v2 := transferValues(csrf, "create", s.eurRecipient(b, csrf, "Erika Mustermann"), "25.00")
+		v2.Set("method", "v2")
+		made := b.do("POST", s.url+"transfer-new", v2)
+		Expect(made.status).To(Equal(http.StatusSeeOther), made.body)
+		id := strings.TrimPrefix(made.loc, s.url+"transfer?id=")
+		t := transferOf(s.user1, id)
+		Expect(t.Spec.Method).To(Equal(payoutv1.TransferV2))
+		p := b.get(made.loc)
+		Expect(p.status).To(Equal(200), p.body)
+		Expect(p.body).To(ContainSubstring(`<code id="deposit-address">` + t.Spec.DepositAddress + `</code>`))
+		Expect(p.body).To(ContainSubstring(`id="confirm-form"`))
+
+		bad := b.do("POST", s.url+"transfer-confirm?id="+id, url.Values{"csrf": {csrf}, "tx_hash": {"0x1234"}})
+		Expect(bad.status).To(Equal(http.StatusBadRequest), bad.body)
+		Expect(bad.body).To(MatchRegexp(`<p class="error" role="alert" id="confirm-error">tx_hash: [^<]+</p>`))
+		Expect(transferOf(s.user1, id).Spec.TxHash).To(BeEmpty())
+		hash := "0x" + strings.Repeat("5a", 32)
+		Expect(b.do("POST", s.url+"transfer-confirm?id="+id, url.Values{"csrf": {csrf}, "tx_hash": {hash}}).status).To(Equal(http.StatusSeeOther))
+		Expect(transferOf(s.user1, id).Spec.TxHash).To(Equal(hash))
+		Expect(b.do("POST", s.url+"transfer-confirm?id="+id, url.Values{"tx_hash": {hash}}).status).To(Equal(http.StatusForbidden), "the confirm needs the CSRF token")
 	})
 
 	It("refuses a create without the session's CSRF token", func() {
