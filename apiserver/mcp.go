@@ -30,6 +30,7 @@ func (s *Server) newMCP() (http.Handler, error) {
 		Admit:          s.admitMCP,
 		AllowedOrigins: s.cfg.MCPAllowedOrigins,
 		Version:        "1.3.25",
+		Now:            s.cfg.Clock.Now,
 		Log:            slog.New(logr.ToSlogHandler(s.cfg.Log.WithName("mcp"))),
 	})
 }

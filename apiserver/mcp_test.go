@@ -360,6 +360,26 @@ var _ = Describe("the MCP tool server (spec 1, issue 26)", func() {
 		Expect(rawMCP(a.c, session, list).status).To(Equal(200))
 	})
 
+	It("serves a session on every replica: another facade takes it with the key that opened it, and refuses another key", func() {
+		a, b := newAccount(), newAccount()
+		replica := openServer(baseCfg)
+		r := rawMCP(a.c, "", initialize)
+		Expect(r.status).To(Equal(200), "%s", r)
+		session := r.header.Get("Mcp-Session-Id")
+		Expect(session).NotTo(BeEmpty())
+		Expect(rawMCP(a.c.on(replica), session, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}).status).To(Equal(202))
+		limits := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "get_amount_limits", "arguments": map[string]any{}}}
+		// the replica reads the key from its own cache: it may take a moment to know it
+		Eventually(func() int { return rawMCP(a.c.on(replica), session, limits).status }).Should(Equal(200))
+		res, _ := rawMCP(a.c.on(replica), session, limits).json()["result"].(map[string]any)
+		Expect(res).To(HaveKey("structuredContent"))
+		Expect(res).NotTo(HaveKey("isError"))
+		Eventually(func() int { return b.c.on(replica).get("/api/payouts/amount-limits").status }).Should(Equal(200))
+		refused := rawMCP(b.c.on(replica), session, limits)
+		Expect(refused.status).To(Equal(403), "%s", refused)
+		Expect(refused.json()["error"]).To(Equal("the session belongs to another API key"))
+	})
+
 	It("refuses browser origins (DNS rebinding) and applies the account's IP allow-list", func() {
 		a := newAccount()
 		r := rawMCP(a.c, "", initialize, "Origin", "http://evil.example")

@@ -58,8 +58,11 @@ type Config struct {
 	// endpoint; none by default, so any request carrying an Origin header is refused (see
 	// checkOrigin).
 	AllowedOrigins []string
-	// SessionTimeout closes sessions idle that long (default 30 minutes).
-	SessionTimeout time.Duration
+	// SessionLifetime is how long a session id is good for (default 24 hours); past it the
+	// client initializes again. Sessions hold nothing on the server (see sessions).
+	SessionLifetime time.Duration
+	// Now is the clock of session expiry (nil: time.Now).
+	Now func() time.Time
 	// Version is reported to clients in the initialize answer.
 	Version string
 	// Log receives the SDK's log lines (nil: none).
@@ -80,8 +83,11 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.SessionTimeout <= 0 {
-		cfg.SessionTimeout = 30 * time.Minute
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "payout", Title: "Stablecoin-to-fiat payouts", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -106,11 +112,12 @@ func New(cfg Config) (http.Handler, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: OpenAPIURI, MIMEType: "application/json", Text: string(openapi)}}}, nil
 	})
 	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		JSONResponse:   true,
-		SessionTimeout: cfg.SessionTimeout,
-		Logger:         cfg.Log,
+		JSONResponse: true,
+		Stateless:    true,
+		Logger:       cfg.Log,
 	})
-	bound := auth.RequireBearerToken(admitted, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	withToken := auth.RequireBearerToken(admitted, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	bound := sessions{lifetime: cfg.SessionLifetime, now: cfg.Now}.bind(withToken)
 	return checkOrigin(cfg.AllowedOrigins, admit(cfg.Admit, bound)), nil
 }
 

@@ -893,6 +893,9 @@ type streamableServerConn struct {
 	server     *Server
 	toolLookup func(name string) (*serverTool, bool)
 
+	// handleNow handles a request on the calling goroutine (see servePOST).
+	handleNow func(*jsonrpc.Request)
+
 	incoming chan jsonrpc.Message // messages from the client to the server
 
 	mu sync.Mutex // guards all fields below
@@ -924,6 +927,11 @@ type streamableServerConn struct {
 
 func (c *streamableServerConn) SessionID() string {
 	return c.sessionID
+}
+
+// setHandleNow implements [nowHandler].
+func (c *streamableServerConn) setHandleNow(f func(*jsonrpc.Request)) {
+	c.handleNow = f
 }
 
 // propagateCancellation implements [cancellationPropagator]. It returns true
@@ -1748,6 +1756,19 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 			if _, err := writeEvent(w, e); err != nil {
 				c.logger.Warn(fmt.Sprintf("Writing priming event: %v", err))
 			}
+		}
+	}
+
+	// A stateless connection carries this one POST: a single call answered as
+	// JSON is handled here, on the request's goroutine, which writes its answer
+	// before handleNow returns. Handing it to the connection's reader goroutine,
+	// then to a goroutine of the handler queue and another of the handler, and
+	// waiting for the answer to come back, is most of a tool call's cost.
+	if c.stateless && c.handleNow != nil && !useSSE && !isBatch && len(incoming) == 1 {
+		if jreq, ok := incoming[0].(*jsonrpc.Request); ok && jreq.IsCall() {
+			c.handleNow(jreq)
+			c.hangResponse(req.Context(), done)
+			return
 		}
 	}
 

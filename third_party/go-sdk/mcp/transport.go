@@ -212,6 +212,9 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	bind := func(conn *jsonrpc2.Connection) jsonrpc2.Handler {
 		h = b.bind(mcpConn, conn, s, onClose)
 		preempter.conn = conn
+		if n, ok := mcpConn.(nowHandler); ok {
+			n.setHandleNow(conn.HandleNow)
+		}
 		return jsonrpc2.HandlerFunc(h.handle)
 	}
 	// Transports may opt in to propagating cancellation of ctx into request
@@ -237,6 +240,13 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
 	return h, nil
+}
+
+// nowHandler is an optional interface implemented by a [Connection] that can
+// have a request handled on the goroutine that received it (see
+// [jsonrpc2.Connection.HandleNow]) rather than through its Read.
+type nowHandler interface {
+	setHandleNow(func(*jsonrpc.Request))
 }
 
 // cancellationPropagator is an optional interface implemented by a

@@ -54,6 +54,10 @@ type Connection struct {
 	writer  Writer
 	handler Handler
 
+	// ctx and preempter are what readIncoming hands every request, kept for HandleNow.
+	ctx       context.Context
+	preempter Preempter
+
 	onInternalError func(error)
 	onDone          func()
 }
@@ -240,6 +244,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
 	}
+	c.ctx, c.preempter = ctx, cfg.Preempter
 	c.handler = cfg.Bind(c)
 	c.start(ctx, cfg.Reader, cfg.Preempter)
 	return c
@@ -521,7 +526,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		switch msg := msg.(type) {
 		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
+			c.acceptRequest(ctx, msg, preempter, false)
 
 		case *Response:
 			c.updateInFlight(func(s *inFlightState) {
@@ -561,9 +566,18 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 	})
 }
 
+// HandleNow handles msg, a request the connection's Reader would otherwise have
+// delivered, on the calling goroutine, answering it through the Writer before it
+// returns: the handler queue, and the goroutines it starts, are skipped. It is for
+// a transport whose connection carries this one request, such as a stateless
+// HTTP POST, where there is no queue to keep the order of.
+func (c *Connection) HandleNow(msg *Request) {
+	c.acceptRequest(c.ctx, msg, c.preempter, true)
+}
+
 // acceptRequest either handles msg synchronously or enqueues it to be handled
-// asynchronously.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
+// asynchronously; now handles it on the calling goroutine (see HandleNow).
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter, now bool) {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -610,6 +624,20 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			c.processResult("Preempt", req, result, err)
 			return
 		}
+	}
+
+	if now {
+		c.updateInFlight(func(s *inFlightState) { err = s.shuttingDown(ErrServerClosing) })
+		if err == nil {
+			if err = req.ctx.Err(); err == nil {
+				var result any
+				result, err = c.handler.Handle(req.ctx, req.Request)
+				c.processResult(c.handler, req, result, err)
+				return
+			}
+		}
+		c.processResult("HandleNow", req, nil, err)
+		return
 	}
 
 	c.updateInFlight(func(s *inFlightState) {
