@@ -196,9 +196,11 @@ func (d *Dashboard) handleLogout(w http.ResponseWriter, r *http.Request, s *sess
 
 // keyRow is one key of the developer area.
 type keyRow struct {
-	ID       string
-	Created  time.Time
-	LastUsed string
+	ID      string
+	Created time.Time
+	// LastUsed is when the facade last saw the key authenticate, to the minute
+	// (internal/keyuse); zero when it never did since the record began.
+	LastUsed time.Time
 	Revoked  bool
 }
 
@@ -219,7 +221,8 @@ func (d *Dashboard) renderKeys(w http.ResponseWriter, r *http.Request, s *sessio
 		if k.Spec.AccountUID != "" && k.Spec.AccountUID != s.accountUID {
 			continue
 		}
-		rows = append(rows, keyRow{ID: k.Name, Created: k.CreationTimestamp.UTC(), LastUsed: "not recorded", Revoked: k.Spec.Revoked})
+		used, _ := k.LastUsed()
+		rows = append(rows, keyRow{ID: k.Name, Created: k.CreationTimestamp.UTC(), LastUsed: used.UTC(), Revoked: k.Spec.Revoked})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.After(rows[j].Created) })
 	w.WriteHeader(status)
