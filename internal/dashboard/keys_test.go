@@ -23,7 +23,7 @@ var _ = Describe("the developer area's last used", func() {
 		id, ok := apikey.ParseKey(fullKey.FindString(created.body))
 		Expect(ok).To(BeTrue())
 		row := func() string {
-			return regexp.MustCompile(`(?s)<code>`+id+`</code>.*?</tr>`).FindString(b.get(s.url + "keys").body)
+			return regexp.MustCompile(`(?s)<code>` + id + `</code>.*?</tr>`).FindString(b.get(s.url + "keys").body)
 		}
 		Eventually(row).Should(ContainSubstring("<td>never</td>"))
 
