@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"time"
@@ -46,7 +47,10 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		var s *session
 		if c, err := r.Cookie(d.cookie); err == nil {
-			s = d.sessions.get(c.Value)
+			if s, err = d.sessions.get(r.Context(), c.Value); err != nil {
+				d.unavailable(w, err, "reading a session")
+				return
+			}
 		}
 		if s != nil {
 			// an account deleted, or made again under its name, since the sign-in is not
@@ -58,7 +62,10 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 				return
 			}
 			if acct == nil || string(acct.UID) != s.accountUID {
-				d.sessions.end(s.id)
+				if err := d.sessions.end(r.Context(), s.id); err != nil {
+					d.unavailable(w, err, "ending a session")
+					return
+				}
 				s = nil
 			}
 		}
@@ -79,9 +86,11 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 }
 
 func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(d.cookie); err == nil && d.sessions.get(c.Value) != nil {
-		http.Redirect(w, r, d.path("keys"), http.StatusSeeOther)
-		return
+	if c, err := r.Cookie(d.cookie); err == nil {
+		if s, err := d.sessions.get(r.Context(), c.Value); err == nil && s != nil {
+			http.Redirect(w, r, d.path("keys"), http.StatusSeeOther)
+			return
+		}
 	}
 	d.render(w, "signin", page{Title: "Sign in"})
 }
@@ -99,9 +108,13 @@ func (d *Dashboard) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nonce, verifier := randomID(), oauth2.GenerateVerifier()
-	state, ok := d.logins.start(nonce, verifier)
-	if !ok {
+	state, err := d.logins.start(r.Context(), nonce, verifier)
+	if errors.Is(err, errTooMany) {
 		http.Error(w, "too many sign-ins in progress; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		d.unavailable(w, err, "starting a sign-in")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: state, Path: d.path("callback"), MaxAge: int(loginTTL / time.Second),
@@ -119,7 +132,11 @@ func (d *Dashboard) handleCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: d.path("callback"), MaxAge: -1, HttpOnly: true, Secure: d.secure, SameSite: http.SameSiteLaxMode})
-	pending, ok := d.logins.finish(state)
+	pending, ok, err := d.logins.finish(r.Context(), state)
+	if err != nil {
+		d.unavailable(w, err, "finishing a sign-in")
+		return
+	}
 	if !ok {
 		http.Error(w, "this sign-in has expired or was used: start again", http.StatusBadRequest)
 		return
@@ -169,11 +186,18 @@ func (d *Dashboard) handleCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	// a session made now, whatever cookie the browser brought (session fixation)
 	if old, err := r.Cookie(d.cookie); err == nil {
-		d.sessions.end(old.Value)
+		if err := d.sessions.end(r.Context(), old.Value); err != nil {
+			d.unavailable(w, err, "ending a session")
+			return
+		}
 	}
-	s, ok := d.sessions.create(idt.Issuer+" "+idt.Subject, acct.Name, string(acct.UID))
-	if !ok {
+	s, err := d.sessions.create(r.Context(), idt.Issuer+" "+idt.Subject, acct.Name, string(acct.UID))
+	if errors.Is(err, errTooMany) {
 		http.Error(w, "too many sessions; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		d.unavailable(w, err, "making a session")
 		return
 	}
 	d.setSessionCookie(w, s.id, int(d.cfg.AbsoluteTimeout/time.Second))
@@ -189,7 +213,11 @@ func (d *Dashboard) setSessionCookie(w http.ResponseWriter, value string, maxAge
 }
 
 func (d *Dashboard) handleLogout(w http.ResponseWriter, r *http.Request, s *session) {
-	d.sessions.end(s.id)
+	if err := d.sessions.end(r.Context(), s.id); err != nil {
+		// the session lives on: saying "signed out" would be a lie
+		d.unavailable(w, err, "ending a session")
+		return
+	}
 	d.setSessionCookie(w, "", -1)
 	d.render(w, "signedout", page{Title: "Signed out"})
 }
