@@ -93,7 +93,7 @@ func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies [
 	}
 	d, err := dashboard.New(dashboard.Config{
 		Shared: shared,
-		URL: o.url, Issuer: o.issuer, ClientID: o.clientID, ClientSecret: o.clientSecret.Value.Reveal(),
+		URL:    o.url, Issuer: o.issuer, ClientID: o.clientID, ClientSecret: o.clientSecret.Value.Reveal(),
 		AccountClaim: o.accountClaim, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Tokens: keys, TokenAudience: o.audience, TokenTTL: o.tokenTTL,
 		IdleTimeout: o.idle, AbsoluteTimeout: o.absolute, Currencies: currencies, Log: log.WithName("dashboard"),
