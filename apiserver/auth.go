@@ -174,6 +174,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*Caller, stri
 		// counted as a revoked key is (docs/operations/keys.md)
 		return nil, msgBadKey, badCredential, nil
 	}
+	s.keyUse.Touch(key, s.cfg.Clock.Now())
 	return &Caller{Account: acct, KeyID: keyID}, "", 0, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
+	"github.com/stablepay/payout-operator/internal/keyuse"
 	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/sharedlimits"
@@ -79,6 +80,10 @@ type Config struct {
 	// Dashboard, when set, is served under DashboardPath on the facade's listener, behind the
 	// same door (the brute-force limits of spec 5.3) as the API.
 	Dashboard http.Handler
+	// KeyLastUsedInterval is the granularity of an API key's recorded last use (internal/keyuse):
+	// a key's payoutv1.APIKeyLastUsedAnnotation is written at most once per interval per replica,
+	// off the request path. Zero means keyuse.DefaultInterval (a minute).
+	KeyLastUsedInterval time.Duration
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
@@ -88,10 +93,13 @@ type Server struct {
 	limits  *keyLimits
 	keys    *keyLookup
 	clients *clientShare
-	quotas  quotaSlots
-	book    *recipientBook
-	shared  *sharedlimits.Store // nil: in-memory limits
-	stores  *stores
+	keyUse  *keyuse.Recorder
+	// stopKeyUse ends the last-use writer Open started.
+	stopKeyUse context.CancelFunc
+	quotas     quotaSlots
+	book       *recipientBook
+	shared     *sharedlimits.Store // nil: in-memory limits
+	stores     *stores
 	// namespaceWait is how long a create waits for its account's namespace (createOwned).
 	namespaceWait time.Duration
 	lookups       *lookupBodies
@@ -130,7 +138,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, stores: st, namespaceWait: namespaceWait, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
-		clients: newClientShare(cfg.Clock.Now)}
+		clients: newClientShare(cfg.Clock.Now), keyUse: keyuse.New(cfg.Client, cfg.KeyLastUsedInterval, cfg.Log.WithName("keyuse"))}
 	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
 	if cfg.SharedLimits.Configured() {
@@ -178,6 +186,9 @@ func (s *Server) Open(addr string) error {
 		return err
 	}
 	s.ln = ln
+	var ctx context.Context
+	ctx, s.stopKeyUse = context.WithCancel(context.Background())
+	go s.keyUse.Run(ctx)
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -210,6 +221,9 @@ func (s *Server) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		err = s.srv.Shutdown(ctx)
+	}
+	if s.stopKeyUse != nil {
+		s.stopKeyUse()
 	}
 	if s.shared != nil {
 		err = errors.Join(err, s.shared.Close())

@@ -202,6 +202,9 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 			{facade, true, "create", "", "apikeys", "", ""},
 			{facade, true, "patch", "", "apikeys", "", ""},
 			{facade, false, "delete", "", "apikeys", "", ""},
+			// it records a key's last use in an annotation: the key's status is the controller's alone
+			{facade, false, "patch", "", "apikeys", "status", ""},
+			{facade, false, "update", "", "apikeys", "status", ""},
 			{facade, false, "create", "", "namespaces", "", "core"},
 			{facade, false, "update", acme, "transfers", "status", ""},
 			{facade, false, "update", acme, "recipients", "status", ""},

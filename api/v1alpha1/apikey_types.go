@@ -1,8 +1,18 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// APIKeyLastUsedAnnotation is when the facade last saw the key authenticate a request (RFC 3339,
+// seconds), written by the facade at most once per interval per key and replica
+// (internal/keyuse): accurate to that interval, and informational only, for the developer area
+// and `kubectl payout apikey list`. It is an annotation, not status, because the APIKey
+// controller alone writes a key's status (one writer per status, docs/architecture.md), and
+// nothing decides on it.
+const APIKeyLastUsedAnnotation = "payout.stablepay.dev/last-used"
 
 // APIKeySpec records one API key of an account. The secret itself is never stored: only its
 // SHA-256, which the facade compares in constant time. Keys are high-entropy random values, so
@@ -80,6 +90,17 @@ type APIKey struct {
 	Spec APIKeySpec `json:"spec"`
 	// +optional
 	Status APIKeyStatus `json:"status,omitempty"`
+}
+
+// LastUsed is the key's APIKeyLastUsedAnnotation; false when it was never recorded or does
+// not parse.
+func (k *APIKey) LastUsed() (time.Time, bool) {
+	v, ok := k.Annotations[APIKeyLastUsedAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
 }
 
 // KeyBinding is how a key stands to the account of its name as it is now.

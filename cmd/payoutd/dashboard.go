@@ -14,6 +14,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/browsertoken"
 	"github.com/stablepay/payout-operator/internal/dashboard"
 	"github.com/stablepay/payout-operator/internal/secret"
+	"github.com/stablepay/payout-operator/internal/sharedlimits"
 )
 
 // dashboardOptions are the dashboard's flags (issue 28): the sign-in with the platform's OpenID
@@ -73,7 +74,7 @@ func (o *dashboardOptions) check(api bool) error {
 
 // build makes what the facade is configured with: the browser tokens it accepts and the
 // dashboard it serves (nil without --dashboard-url), offering currencies on its recipients page.
-func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies []string) (apiserver.BrowserCallers, *dashboard.Dashboard, error) {
+func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies []string, limits sharedlimits.Config) (apiserver.BrowserCallers, *dashboard.Dashboard, error) {
 	if o.url == "" {
 		return apiserver.BrowserCallers{}, nil, nil
 	}
@@ -82,8 +83,17 @@ func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies [
 		return apiserver.BrowserCallers{}, nil, fmt.Errorf("--dashboard-token-key-file: %w", err)
 	}
 	callers := apiserver.BrowserCallers{Keys: keys, Issuer: o.url, Audience: o.audience}
+	values, err := sharedValues(limits, "dashboard", log)
+	if err != nil {
+		return apiserver.BrowserCallers{}, nil, err
+	}
+	var shared dashboard.SharedValues // a nil *Values would be a non-nil interface
+	if values != nil {
+		shared = values
+	}
 	d, err := dashboard.New(dashboard.Config{
-		URL: o.url, Issuer: o.issuer, ClientID: o.clientID, ClientSecret: o.clientSecret.Value.Reveal(),
+		Shared: shared,
+		URL:    o.url, Issuer: o.issuer, ClientID: o.clientID, ClientSecret: o.clientSecret.Value.Reveal(),
 		AccountClaim: o.accountClaim, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Tokens: keys, TokenAudience: o.audience, TokenTTL: o.tokenTTL,
 		IdleTimeout: o.idle, AbsoluteTimeout: o.absolute, Currencies: currencies, Log: log.WithName("dashboard"),
@@ -92,4 +102,18 @@ func (o *dashboardOptions) build(mgr ctrl.Manager, log logr.Logger, currencies [
 		return apiserver.BrowserCallers{}, nil, err
 	}
 	return callers, d, nil
+}
+
+// sharedValues is space in the Redis of the shared limits (--limits-redis-*), where the
+// dashboard's sessions and the wallet site's nonces live when several replicas serve them; nil
+// when no Redis is configured (each replica's memory). Values fail closed: no fallback to memory.
+func sharedValues(limits sharedlimits.Config, space string, log logr.Logger) (*sharedlimits.Values, error) {
+	if !limits.Configured() {
+		return nil, nil
+	}
+	st, err := sharedlimits.Open(limits, log.WithName(space))
+	if err != nil {
+		return nil, fmt.Errorf("shared limits: %w", err)
+	}
+	return st.Values(space), nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stablepay/payout-operator/internal/kycsite"
 	"github.com/stablepay/payout-operator/internal/secret"
+	"github.com/stablepay/payout-operator/internal/sharedlimits"
 )
 
 // kycSiteOptions are the wallet verification site's settings (internal/kycsite). The site has
@@ -61,11 +62,19 @@ func (k *kycSiteOptions) check(api bool) error {
 
 // start opens the site's listener (a taken address fails payoutd at start) and serves it
 // for the manager's life.
-func (k *kycSiteOptions) start(mgr ctrl.Manager, log logr.Logger) error {
+func (k *kycSiteOptions) start(mgr ctrl.Manager, log logr.Logger, limits sharedlimits.Config) error {
 	if k.addr == "" {
 		return nil
 	}
-	site, err := kycsite.New(kycsite.Config{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), URL: k.url, ChainID: k.chainID,
+	var nonces kycsite.Nonces
+	shared, err := sharedValues(limits, "kyc:nonce", log)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		nonces = kycsite.SharedNonces{Values: shared, Now: time.Now}
+	}
+	site, err := kycsite.New(kycsite.Config{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), URL: k.url, ChainID: k.chainID, Nonces: nonces,
 		LinkKey: []byte(k.linkKey.Value.Reveal()), Vendor: kycsite.Vendor{URL: k.vendorURL, Secret: []byte(k.vendorSecret.Value.Reveal())},
 		Clock: clock.RealClock{}, Log: log.WithName("kycsite")})
 	if err != nil {

@@ -405,7 +405,7 @@ func runWith(ctx context.Context, cfg *rest.Config, o *options, log logr.Logger)
 		if err := mgr.Add(apiserver.Runnable{Server: srv}); err != nil {
 			return err
 		}
-		if err := o.kycSite.start(mgr, log); err != nil {
+		if err := o.kycSite.start(mgr, log, o.limits); err != nil {
 			return err
 		}
 		go reloadOnHangup(ctx, screener, log)
@@ -527,7 +527,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 			origins = append(origins, origin)
 		}
 	}
-	browser, dash, err := o.dashboard.build(mgr, log, catalog.Currencies())
+	browser, dash, err := o.dashboard.build(mgr, log, catalog.Currencies(), o.limits)
 	if err != nil {
 		return nil, nil, err
 	}

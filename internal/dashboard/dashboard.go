@@ -55,6 +55,10 @@ type Config struct {
 	IdleTimeout, AbsoluteTimeout time.Duration
 	// Currencies are the payout currencies the recipients page offers (the catalog's).
 	Currencies []string
+	// Shared, when set, keeps the sessions and pending sign-ins where every replica sees them
+	// (sharedlimits.Values in Redis, when the facade's shared limits are configured); nil: in
+	// this replica's memory, and the replicas need sticky sessions at their load balancer.
+	Shared SharedValues
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// HTTPClient reaches the provider (http.DefaultClient when nil).
@@ -118,8 +122,8 @@ func New(cfg Config) (*Dashboard, error) {
 	if d.cfg.AbsoluteTimeout <= 0 {
 		d.cfg.AbsoluteTimeout = 12 * time.Hour
 	}
-	d.sessions = newSessions(d.cfg.IdleTimeout, d.cfg.AbsoluteTimeout, d.cfg.Now)
-	d.logins = &logins{m: map[string]pendingLogin{}, now: d.cfg.Now}
+	d.sessions = newSessions(d.cfg.IdleTimeout, d.cfg.AbsoluteTimeout, d.cfg.Now, d.cfg.Shared)
+	d.logins = &logins{m: map[string]pendingLogin{}, shared: d.cfg.Shared, now: d.cfg.Now}
 	d.mux = d.routes()
 	return d, nil
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"time"
@@ -53,7 +54,10 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		var s *session
 		if c, err := r.Cookie(d.cookie); err == nil {
-			s = d.sessions.get(c.Value)
+			if s, err = d.sessions.get(r.Context(), c.Value); err != nil {
+				d.unavailable(w, err, "reading a session")
+				return
+			}
 		}
 		if s != nil {
 			// an account deleted, or made again under its name, since the sign-in is not
@@ -65,7 +69,10 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 				return
 			}
 			if acct == nil || string(acct.UID) != s.accountUID {
-				d.sessions.end(s.id)
+				if err := d.sessions.end(r.Context(), s.id); err != nil {
+					d.unavailable(w, err, "ending a session")
+					return
+				}
 				s = nil
 			}
 		}
@@ -86,9 +93,11 @@ func (d *Dashboard) signedIn(h sessionHandler) http.HandlerFunc {
 }
 
 func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(d.cookie); err == nil && d.sessions.get(c.Value) != nil {
-		http.Redirect(w, r, d.path("keys"), http.StatusSeeOther)
-		return
+	if c, err := r.Cookie(d.cookie); err == nil {
+		if s, err := d.sessions.get(r.Context(), c.Value); err == nil && s != nil {
+			http.Redirect(w, r, d.path("keys"), http.StatusSeeOther)
+			return
+		}
 	}
 	d.render(w, "signin", page{Title: "Sign in"})
 }
@@ -106,9 +115,13 @@ func (d *Dashboard) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nonce, verifier := randomID(), oauth2.GenerateVerifier()
-	state, ok := d.logins.start(nonce, verifier)
-	if !ok {
+	state, err := d.logins.start(r.Context(), nonce, verifier)
+	if errors.Is(err, errTooMany) {
 		http.Error(w, "too many sign-ins in progress; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		d.unavailable(w, err, "starting a sign-in")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: state, Path: d.path("callback"), MaxAge: int(loginTTL / time.Second),
@@ -126,7 +139,11 @@ func (d *Dashboard) handleCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: d.path("callback"), MaxAge: -1, HttpOnly: true, Secure: d.secure, SameSite: http.SameSiteLaxMode})
-	pending, ok := d.logins.finish(state)
+	pending, ok, err := d.logins.finish(r.Context(), state)
+	if err != nil {
+		d.unavailable(w, err, "finishing a sign-in")
+		return
+	}
 	if !ok {
 		http.Error(w, "this sign-in has expired or was used: start again", http.StatusBadRequest)
 		return
@@ -176,11 +193,18 @@ func (d *Dashboard) handleCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	// a session made now, whatever cookie the browser brought (session fixation)
 	if old, err := r.Cookie(d.cookie); err == nil {
-		d.sessions.end(old.Value)
+		if err := d.sessions.end(r.Context(), old.Value); err != nil {
+			d.unavailable(w, err, "ending a session")
+			return
+		}
 	}
-	s, ok := d.sessions.create(idt.Issuer+" "+idt.Subject, acct.Name, string(acct.UID))
-	if !ok {
+	s, err := d.sessions.create(r.Context(), idt.Issuer+" "+idt.Subject, acct.Name, string(acct.UID))
+	if errors.Is(err, errTooMany) {
 		http.Error(w, "too many sessions; retry shortly", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		d.unavailable(w, err, "making a session")
 		return
 	}
 	d.setSessionCookie(w, s.id, int(d.cfg.AbsoluteTimeout/time.Second))
@@ -196,16 +220,22 @@ func (d *Dashboard) setSessionCookie(w http.ResponseWriter, value string, maxAge
 }
 
 func (d *Dashboard) handleLogout(w http.ResponseWriter, r *http.Request, s *session) {
-	d.sessions.end(s.id)
+	if err := d.sessions.end(r.Context(), s.id); err != nil {
+		// the session lives on: saying "signed out" would be a lie
+		d.unavailable(w, err, "ending a session")
+		return
+	}
 	d.setSessionCookie(w, "", -1)
 	d.render(w, "signedout", page{Title: "Signed out"})
 }
 
 // keyRow is one key of the developer area.
 type keyRow struct {
-	ID       string
-	Created  time.Time
-	LastUsed string
+	ID      string
+	Created time.Time
+	// LastUsed is when the facade last saw the key authenticate, to the minute
+	// (internal/keyuse); zero when it never did since the record began.
+	LastUsed time.Time
 	Revoked  bool
 }
 
@@ -226,7 +256,8 @@ func (d *Dashboard) renderKeys(w http.ResponseWriter, r *http.Request, s *sessio
 		if k.Spec.AccountUID != "" && k.Spec.AccountUID != s.accountUID {
 			continue
 		}
-		rows = append(rows, keyRow{ID: k.Name, Created: k.CreationTimestamp.UTC(), LastUsed: "not recorded", Revoked: k.Spec.Revoked})
+		used, _ := k.LastUsed()
+		rows = append(rows, keyRow{ID: k.Name, Created: k.CreationTimestamp.UTC(), LastUsed: used.UTC(), Revoked: k.Spec.Revoked})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.After(rows[j].Created) })
 	w.WriteHeader(status)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,12 @@ var errLinkExpired = errors.New("the link has expired: ask for a new one")
 // IssueLink is the token of a link naming account until expires.
 func IssueLink(key []byte, account string, expires time.Time) string {
 	return sign(key, "link", account, expires)
+}
+
+// LinkURL is the address of the site's page for a link token: the {kyc_url} an account hands
+// its customer. siteURL is the site's public origin (--kyc-site-url).
+func LinkURL(siteURL, token string) string {
+	return strings.TrimSuffix(siteURL, "/") + "/verify?link=" + url.QueryEscape(token)
 }
 
 // ReadLink returns the account a link token names, if key signed it and it has not expired.

@@ -2,6 +2,7 @@ package kycsite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -31,9 +32,10 @@ var ErrNonceHeld = errors.New("the nonce is already held")
 // their number is capped; past it a new challenge is refused (503) until older ones expire.
 const MaxMemoryNonces = 100_000
 
-// MemoryNonces is the nonce store of one replica. Behind several site replicas a challenge and
-// its proof must reach the same one (session affinity), or a proof is refused as unknown: it
-// fails closed, never open.
+// MemoryNonces is the nonce store of one replica, used when no shared store is configured.
+// Behind several site replicas a challenge and its proof must then reach the same one (session
+// affinity), or a proof is refused as unknown: it fails closed, never open. SharedNonces needs
+// no affinity.
 type MemoryNonces struct {
 	mu     sync.Mutex
 	byKey  map[string]Challenge
@@ -89,4 +91,69 @@ func (m *MemoryNonces) Take(_ context.Context, nonce string) (bool, error) {
 	c, ok := m.byKey[nonce]
 	delete(m.byKey, nonce)
 	return ok && m.now().Before(c.Expires), nil
+}
+
+// SharedValues is a store every replica sees, with expiring values (sharedlimits.Values).
+type SharedValues interface {
+	PutOnce(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Take(ctx context.Context, key string) ([]byte, bool, error)
+}
+
+// SharedNonces keeps the nonces where every replica sees them (Redis, when the facade's shared
+// limits are configured): a challenge issued by one replica is answered on any, and used once
+// whichever gets the proof, since Put is SET NX and Take GETDEL. Each nonce expires in the
+// store with its challenge. A store that fails fails the challenge or proof (503): never open.
+type SharedNonces struct {
+	Values SharedValues
+	Now    func() time.Time
+}
+
+// Put holds nonce until c.Expires.
+func (n SharedNonces) Put(ctx context.Context, nonce string, c Challenge) error {
+	ttl := c.Expires.Sub(n.Now())
+	if ttl <= 0 {
+		return nil // expired already: nothing could take it
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	ok, err := n.Values.PutOnce(ctx, nonce, b, ttl)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return ErrNonceHeld
+	}
+	return nil
+}
+
+// Peek reads an unexpired nonce without using it.
+func (n SharedNonces) Peek(ctx context.Context, nonce string) (Challenge, bool, error) {
+	b, ok, err := n.Values.Get(ctx, nonce)
+	if err != nil || !ok {
+		return Challenge{}, false, err
+	}
+	var c Challenge
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Challenge{}, false, err
+	}
+	if !n.Now().Before(c.Expires) {
+		return Challenge{}, false, nil
+	}
+	return c, true, nil
+}
+
+// Take uses an unexpired nonce.
+func (n SharedNonces) Take(ctx context.Context, nonce string) (bool, error) {
+	b, ok, err := n.Values.Take(ctx, nonce)
+	if err != nil || !ok {
+		return false, err
+	}
+	var c Challenge
+	if err := json.Unmarshal(b, &c); err != nil {
+		return false, err
+	}
+	return n.Now().Before(c.Expires), nil
 }

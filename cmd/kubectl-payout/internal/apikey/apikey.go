@@ -1,4 +1,4 @@
-// Package apikey holds `apikey create` and `apikey revoke`.
+// Package apikey holds `apikey create`, `apikey list`, `apikey get` and `apikey revoke`.
 package apikey
 
 import (
@@ -9,5 +9,5 @@ import (
 
 // NewCmdAPIKey is the `apikey` group.
 func NewCmdAPIKey(f *cli.Factory) *cobra.Command {
-	return cli.Group("apikey", "Issue and revoke API keys", NewCmdCreate(f), NewCmdRevoke(f))
+	return cli.Group("apikey", "Issue, list and revoke API keys", NewCmdCreate(f), NewCmdList(f), NewCmdGet(f), NewCmdRevoke(f))
 }

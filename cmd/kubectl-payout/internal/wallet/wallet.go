@@ -1,4 +1,4 @@
-// Package wallet holds `wallet verify` and `wallet block`.
+// Package wallet holds `wallet verify`, `wallet link` and `wallet block`.
 package wallet
 
 import (
@@ -9,5 +9,5 @@ import (
 
 // NewCmdWallet is the `wallet` group.
 func NewCmdWallet(f *cli.Factory) *cobra.Command {
-	return cli.Group("wallet", "Verify and block wallets", NewCmdVerify(f), NewCmdBlock(f))
+	return cli.Group("wallet", "Verify and block wallets, and link accounts to the verification site", NewCmdVerify(f), NewCmdLink(f), NewCmdBlock(f))
 }

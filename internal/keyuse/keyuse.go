@@ -1,0 +1,137 @@
+// Package keyuse records when each API key was last used: the "last used" of the dashboard's
+// developer area and of `kubectl payout apikey list`.
+//
+// A busy key authenticates many requests a second, so a write per request would multiply the
+// API server's load by the request rate. The Recorder writes a key's
+// payoutv1.APIKeyLastUsedAnnotation at most once per interval (a minute in payoutd): a use
+// within the interval of the last one this replica wrote, or of the time the cached key already
+// shows (another replica's write), is not written. Writes leave the request path: Touch only
+// queues, under a lock and without I/O, and one goroutine (Run) patches what was queued, so
+// however many requests a key serves, its writes are coalesced into one. The time shown is thus
+// accurate to the interval; with N replicas a key gets at most N writes per interval, usually
+// one (the others see it in their caches first).
+package keyuse
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+)
+
+// DefaultInterval is the granularity of last used.
+const DefaultInterval = time.Minute
+
+// maxQueued bounds the keys waiting for their write: past it a use goes unrecorded (last used
+// is informational; a request must never wait for it or grow memory without bound).
+const maxQueued = 10000
+
+// writeTimeout bounds one patch: a slow API server delays the record, not the next ones.
+const writeTimeout = 5 * time.Second
+
+// Recorder queues and writes the keys' last use. It is safe for concurrent use.
+type Recorder struct {
+	c        client.Writer
+	interval time.Duration
+	log      logr.Logger
+
+	mu sync.Mutex
+	// queued are the uses to write, by key id; written is when this replica last queued a
+	// write of each key, kept for an interval.
+	queued, written map[string]time.Time
+	wake            chan struct{}
+}
+
+// New is a Recorder writing through c at most once per interval per key (0: DefaultInterval).
+func New(c client.Writer, interval time.Duration, log logr.Logger) *Recorder {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return &Recorder{c: c, interval: interval, log: log,
+		queued: map[string]time.Time{}, written: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+}
+
+// Touch records that key authenticated a request at now. It does no I/O: a use the interval
+// already covers is dropped, another is queued for Run.
+func (r *Recorder) Touch(key *payoutv1.APIKey, now time.Time) {
+	if last, ok := key.LastUsed(); ok && now.Sub(last) < r.interval {
+		return
+	}
+	r.mu.Lock()
+	if w, ok := r.written[key.Name]; ok && now.Sub(w) < r.interval {
+		r.mu.Unlock()
+		return
+	}
+	if len(r.queued) >= maxQueued {
+		r.mu.Unlock()
+		return
+	}
+	r.written[key.Name], r.queued[key.Name] = now, now
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default: // a flush is already due: it takes this one too
+	}
+}
+
+// Run writes what Touch queued until ctx ends.
+func (r *Recorder) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		}
+		r.flush(ctx)
+	}
+}
+
+// flush writes the queued uses, one merge patch of the annotation each. A failed write is
+// logged and not retried: the key's next use after the interval queues it again.
+func (r *Recorder) flush(ctx context.Context) {
+	r.mu.Lock()
+	batch := r.queued
+	r.queued = map[string]time.Time{}
+	var latest time.Time
+	for _, at := range batch {
+		if at.After(latest) {
+			latest = at
+		}
+	}
+	for id, w := range r.written {
+		if latest.Sub(w) >= r.interval {
+			delete(r.written, id)
+		}
+	}
+	r.mu.Unlock()
+	for id, at := range batch {
+		if err := r.write(ctx, id, at); err != nil && ctx.Err() == nil {
+			r.log.Error(err, "recording an API key's last use", "keyId", id)
+		}
+	}
+}
+
+func (r *Recorder) write(ctx context.Context, id string, at time.Time) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		payoutv1.APIKeyLastUsedAnnotation: at.UTC().Format(time.RFC3339)}}})
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	// a merge patch of the annotation alone, without the resourceVersion: it cannot conflict
+	// with a revocation or the controller's status, and a deleted key is not made again
+	err = r.c.Patch(wctx, &payoutv1.APIKey{ObjectMeta: metav1.ObjectMeta{Name: id}}, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
