@@ -210,12 +210,21 @@ func CheckAxe(t testing.TB, page context.Context, what string) {
 }
 
 // Screenshot writes a PNG of the page to $PAYOUT_SCREENSHOTS/name when that is set (the
-// README's pictures: PAYOUT_SCREENSHOTS=docs/img), and nothing otherwise.
+// README's pictures: PAYOUT_SCREENSHOTS=docs/img, relative to the module), and nothing
+// otherwise.
 func Screenshot(t testing.TB, page context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("PAYOUT_SCREENSHOTS")
 	if dir == "" {
 		return
+	}
+	if !filepath.IsAbs(dir) {
+		// relative to the module, not to the test's package directory
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, dir)
 	}
 	png, err := Run(page, chromedp.CaptureScreenshot())
 	if err != nil {
