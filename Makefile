@@ -30,6 +30,8 @@ SPECTRAL_VERSION       ?= 6.16.3
 CAST_VERSION           ?= 1.7.1
 # the MCP walk-through's client (hack/mcp-walkthrough.sh): the MCP Inspector's CLI, from npm
 INSPECTOR_VERSION      ?= 2.12.0
+# the browser tests' accessibility checker (test/browser: axe.min.js injected into each page)
+AXE_CORE_VERSION       ?= 4.14.1
 GOJQ_VERSION           ?= v0.12.19
 
 ## Locations
@@ -59,6 +61,8 @@ KUSTOMIZE := $(LOCALBIN)/kustomize
 SPECTRAL_PACKAGE := @stoplight/spectral-cli
 SPECTRAL_CACHE := $(TOOLS_CACHE)/npm/$(SPECTRAL_PACKAGE)-$(SPECTRAL_VERSION)/node_modules/.bin/spectral
 SPECTRAL := $(LOCALBIN)/spectral
+AXE_CORE_CACHE := $(TOOLS_CACHE)/npm/axe-core-$(AXE_CORE_VERSION)/node_modules/axe-core/axe.min.js
+AXE_CORE := $(LOCALBIN)/axe.min.js
 
 # The image deploy renders into the manifests, and the tool that builds it (none runs here).
 IMG ?= payoutd:latest
@@ -187,7 +191,7 @@ rollback-manifests: kustomize ## Render the previous release's config/default (h
 ##@ Test
 
 .PHONY: test
-test: check-generated check-third-party check-fmt vet lint-openapi test-integration test-envtest test-fuzz test-conformance ## Everything CI runs.
+test: check-generated check-third-party check-fmt vet lint-openapi test-integration test-envtest test-browser test-fuzz test-conformance ## Everything CI runs.
 
 .PHONY: check-generated
 check-generated: controller-gen ## Fail when the committed generated files differ from what the markers generate.
@@ -217,7 +221,7 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 # Domain packages whose tests need the control plane run with the envtest suites.
 ENVTEST_INTERNAL := ./internal/chain/watch/... ./internal/dashboard/... ./internal/kycsite/... ./internal/ledger/gather/... ./internal/sweeper/...
 # test-integration's packages: the others of internal/ and test/ (ENVTEST_INTERNAL run on envtest).
-ENVTEST_INTERNAL_RE := /internal/(chain/watch|dashboard|kycsite|ledger/gather|sweeper)(/|$$)
+ENVTEST_INTERNAL_RE := /internal/(chain/watch|dashboard|kycsite|ledger/gather|sweeper)(/|$$)|/test/browser$$
 # test-unit's packages: every package with pure tests. Under -short a test that needs a server
 # (anvil, redis-server, PostgreSQL, the control plane) skips, in the helper that starts it
 # (internal/dev/devchain, test/testredis, test/pgtest) or in its suite; test-integration and
@@ -244,6 +248,10 @@ test-integration: anvil redis-server postgres solc ## The domain packages' tests
 test-envtest: control-plane build anvil kustomize redis-server postgres ## Suites on a real kube-apiserver and etcd (envtest), the deployment's among them.
 	hack/previous-payoutd.sh >/dev/null
 	go test -count=1 -timeout 30m ./api/... ./controllers/... ./apiserver/... ./cmd/... ./config/... $(ENVTEST_INTERNAL)
+
+.PHONY: test-browser
+test-browser: control-plane chromium axe-core ## The dashboard's and the wallet site's pages in a real Chromium (chromedp), axe-core on each.
+	go test -count=1 -timeout 15m ./test/browser/...
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target for $(FUZZTIME) (executions) on top of its seed corpus.
@@ -355,6 +363,18 @@ $(ANVIL_CACHE):
 .PHONY: redis-server
 redis-server: ## Install Debian's redis-server when missing (apt-get, as root; its service is not started).
 	hack/redis-server.sh >/dev/null
+
+.PHONY: chromium
+chromium: ## Install Debian's chromium when missing (apt-get, as root), for the browser tests.
+	@command -v $${PAYOUT_CHROMIUM:-/usr/bin/chromium} >/dev/null || hack/apt-install.sh chromium "The browser tests (make test-browser) drive a real Chromium"
+
+.PHONY: axe-core
+axe-core: $(AXE_CORE) ## Install axe-core (the browser tests' accessibility rules) from npm (cached by version).
+$(AXE_CORE): $(AXE_CORE_CACHE)
+	@mkdir -p $(LOCALBIN)
+	ln -sfn $< $@
+$(AXE_CORE_CACHE):
+	hack/npm-tool.sh axe-core $(AXE_CORE_VERSION) >/dev/null
 
 .PHONY: cast
 cast: $(CAST) ## Install foundry's cast (the walk-through's deposit) from npm (cached by version).

@@ -75,7 +75,14 @@ var page = template.Must(template.New("start").Parse(`<!doctype html>
 `))
 
 func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+	// a form's redirect is held to form-action too: the decision's redirect back to the site
+	// needs the site's origin there, or the browser stays on /decide
+	formAction := "'self'"
+	if back, err := url.Parse(r.URL.Query().Get("return")); err == nil && (back.Scheme == "http" || back.Scheme == "https") && back.Host != "" &&
+		!strings.ContainsAny(back.Host, " ;,'") {
+		formAction += " " + back.Scheme + "://" + back.Host
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action "+formAction+"; frame-ancestors 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = page.Execute(w, map[string]string{"Session": r.URL.Query().Get("session"), "Return": r.URL.Query().Get("return")})
 }
