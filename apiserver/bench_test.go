@@ -9,9 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
@@ -19,7 +17,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/kyc"
 	"github.com/stablepay/payout-operator/internal/compliance/sanctions"
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
-	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/tenancy"
 	"github.com/stablepay/payout-operator/test/testenv"
@@ -44,13 +41,6 @@ func startBenchFacade(b *testing.B) benchFacade {
 	b.Cleanup(func() { _ = env.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
-		b.Fatal(err)
-	}
 	key, _ := apikey.New()
 	acct := testgen.Account("bench")
 	must := func(err error) {
@@ -71,7 +61,7 @@ func startBenchFacade(b *testing.B) benchFacade {
 	}
 	id := "be0c0000000000000000000a"
 	must(env.Client.Create(ctx, testgen.Transfer(payoutv1.AccountNamespace("bench"), id)))
-	go func() { _ = mgr.Start(ctx) }()
+	mgr := env.StartManager(ctx, b)
 	rates, _ := pricing.NewSnapshot()
 	s, err := New(Config{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Catalog: bankaccount.Default(),

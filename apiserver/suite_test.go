@@ -24,7 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/controllers"
@@ -38,7 +38,6 @@ import (
 	"github.com/stablepay/payout-operator/internal/compliance/walletscreen"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
-	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/internal/pricing"
 	"github.com/stablepay/payout-operator/internal/secret"
 	"github.com/stablepay/payout-operator/internal/tenancy"
@@ -74,9 +73,6 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(index.Register(ctx, mgr.GetFieldIndexer())).To(Succeed())
 	opts := controllers.DefaultOptions()
 	// base's deposit watcher is in sync for the whole suite (a cursor written once, its heartbeat
 	// allowed to age); the other networks have no watcher
@@ -88,17 +84,12 @@ var _ = BeforeSuite(func() {
 	bankCfg.BaseURL, bankCfg.Token, bankCfg.ProfileID = bank.URL(), secret.New("facade-suite"), 1
 	opts.Provider, err = wise.New(bankCfg)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(mgr, opts)).To(Succeed())
 	base := &payoutv1.ChainCursor{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Spec: payoutv1.ChainCursorSpec{Network: payoutv1.NetworkBase}}
 	Expect(env.Client.Create(ctx, base)).To(Succeed())
 	heartbeat := metav1.Now()
 	base.Status = payoutv1.ChainCursorStatus{Synced: true, HeartbeatAt: &heartbeat, Head: 100}
 	Expect(env.Client.Status().Update(ctx, base)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+	mgr := env.StartManager(ctx, GinkgoT(), func(mgr manager.Manager) error { return controllers.Setup(mgr, opts) })
 
 	fakeNow = clocktesting.NewFakeClock(time.Now())
 	rates, err := pricing.NewSnapshot()

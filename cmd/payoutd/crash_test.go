@@ -166,7 +166,7 @@ type planned struct {
 // (DepositShort) a minute after their creation, once the chain has passed it.
 const crashExpiry = "1m"
 
-var _ = Describe("a crash at any moment", Ordered, func() {
+var _ = Describe("a crash at any moment", Ordered, longest, func() {
 	It("loses no transfer and pays none twice while payoutd is killed at random", func() {
 		bin, kubeconfig := payoutdBinary("payoutd-crash")
 

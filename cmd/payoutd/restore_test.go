@@ -37,7 +37,7 @@ import (
 // 100 transfers over ten accounts (each key within its per-minute limits): 40 paid before the
 // snapshot, 30 created before it and paid after, 10 failed before it and refunded (5 before the
 // snapshot, 5 requested before it and sent after), 15 v1 and 5 v2 created and paid after it.
-var _ = Describe("an etcd restore", func() {
+var _ = Describe("an etcd restore", longest, func() {
 	It("pays no deposit twice and loses none: the check rebuilds what the provider shows, and money waits for the operator", func() {
 		saved := env
 		DeferCleanup(func() { env = saved })

@@ -49,6 +49,11 @@ func TestPayoutd(t *testing.T) {
 
 const bankToken = "payoutd-suite-bank"
 
+// longest marks the suite's longest specs (minutes each, most of it waiting on the chain and
+// the bank): `ginkgo --procs` (make test-payoutd) starts them first, so that none of them begins
+// last and runs alone while the other processes are done.
+const longest = SpecPriority(1)
+
 var (
 	env    *testenv.Env
 	chains *devchain.Set

@@ -55,7 +55,7 @@ type swept struct {
 	dust            bool
 }
 
-var _ = Describe("the treasury", func() {
+var _ = Describe("the treasury", longest, func() {
 	It("sweeps 200 paid-out transfers' deposits to the treasury, and the ledger says where every unit is", func() {
 		began := time.Now()
 		url := startInProcess(env.Config)

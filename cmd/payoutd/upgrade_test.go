@@ -384,7 +384,7 @@ func awaitStatuses(acct *account, want map[string]string) {
 	}
 }
 
-var _ = Describe("an upgrade and its rollback", Ordered, func() {
+var _ = Describe("an upgrade and its rollback", Ordered, longest, func() {
 	It("loses no field when the previous release reconciles what this one wrote", func() {
 		// This release writes: a v1 transfer paid in two sends (deposit.parts) with a stranger's
 		// dust refunded (strayDeposits[].refund), a v2 transfer (txMatch, senderScreening) that

@@ -21,13 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	"github.com/stablepay/payout-operator/internal/browsertoken"
 	"github.com/stablepay/payout-operator/internal/dev/devoidc"
-	"github.com/stablepay/payout-operator/internal/index"
 	"github.com/stablepay/payout-operator/test/testenv"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -56,14 +54,7 @@ var _ = BeforeSuite(func() {
 	var err error
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(index.Register(ctx, mgr.GetFieldIndexer())).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+	mgr := env.StartManager(ctx, GinkgoT())
 	cached = mgr.GetClient()
 	informers = mgr.GetCache()
 	// the keys' informer starts with the first list

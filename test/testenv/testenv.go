@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +51,16 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(Root(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
+	}
+	// envtest gives kube-apiserver and etcd 20 s to start and to stop. `make test` runs its stages
+	// side by side on 2 cores that others share: at a load average of 46 kube-apiserver missed
+	// that five times over in each of payoutd's suite processes, and one that missed its stop was
+	// left running. Their own variables still decide where they are set.
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		env.ControlPlaneStartTimeout = 2 * time.Minute
+	}
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT") == "" {
+		env.ControlPlaneStopTimeout = time.Minute
 	}
 	for _, c := range configure {
 		c(env)
