@@ -93,6 +93,7 @@ type RefundReconciler struct {
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=transfers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=get;list;watch
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=sweeps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -180,7 +181,11 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 		if err := r.APIReader.List(ctx, deps, client.InNamespace(rf.Namespace), client.MatchingLabels{payoutv1.DepositTransferLabel: rf.Spec.Transfer}); err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.admitted(ctx, rf, refund.Admit(rf, nil, transfer.OrphanOwed(rf.Spec.Transfer, deps.Items), r.wallets(), nil))
+		owed, off, err := r.unwritten(ctx, rf, transfer.OrphanOwed(rf.Spec.Transfer, deps.Items))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.admitted(ctx, rf, refund.Admit(rf, nil, owed, r.wallets(), off))
 	}
 	var t *payoutv1.Transfer
 	tr := &payoutv1.Transfer{}
@@ -214,7 +219,33 @@ func (r *RefundReconciler) admit(ctx context.Context, rf *payoutv1.Refund) (ctrl
 			}
 		}
 	}
+	owed, off, err := r.unwritten(ctx, rf, owed)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if off != nil {
+		why = off
+	}
 	return r.admitted(ctx, rf, refund.Admit(rf, t, owed, r.wallets(), why))
+}
+
+// unwritten is owed without rf's stray deposit when an operator wrote it off (refund.Unwritten),
+// read past the cache: a write-off stored before this admission is seen, so that a refund and a
+// write-off of the same deposit are never both admitted. off says why it was dropped.
+func (r *RefundReconciler) unwritten(ctx context.Context, rf *payoutv1.Refund, owed []transfer.Owed) (kept []transfer.Owed, off error, err error) {
+	if rf.Spec.Deposit == nil {
+		return owed, nil, nil
+	}
+	ref := rf.Spec.Deposit
+	name := payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex)
+	sw := &payoutv1.Sweep{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rf.Namespace, Name: name}, sw); apierrors.IsNotFound(err) {
+		return owed, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	kept, off = refund.Unwritten(owed, map[string]*payoutv1.Sweep{name: sw})
+	return kept, off, nil
 }
 
 // admitted records the admission's status st.

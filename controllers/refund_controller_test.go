@@ -570,4 +570,40 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(errors.Is(err, refund.ErrAlreadyRequested)).To(BeTrue(), "%v", err)
 		Expect(balance(sender) - balanceBefore).To(Equal(int64(8_000_000)))
 	})
+
+	It("refuses the refund of a deposit an operator wrote off, though the Refund was made past the refund tool (issue 27)", func() {
+		id := "fa0000000000000000000011"
+		sender := common.HexToAddress("0x00000000000000000000000000000000000f0011")
+		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
+		ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("09", 32), LogIndex: 1}
+		dep := &payoutv1.Deposit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex),
+				Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
+			Spec: payoutv1.DepositSpec{Transfer: id, Network: ref.Network, Token: payoutv1.TokenUSDC, Contract: "0xc0ffee", To: "0x71c7656ec7ab88b098defb751b7401b5f6d8976f",
+				From: strings.ToLower(sender.Hex()), Amount: "4000000", TxHash: ref.TxHash, LogIndex: ref.LogIndex, BlockNumber: 9, BlockHash: "0xbb",
+				BlockTime: metav1.NewTime(fakeClock.Now()), Confirmations: 3},
+		}
+		Expect(env.Client.Create(ctx, dep)).To(Succeed())
+		sw, _, err := admin.WriteOff(ctx, env.Client, dep.Name, "operator", "the account's owner gave it up")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sw.Spec.Reason).To(Equal(payoutv1.SweepWrittenOff))
+
+		// the refund tool refuses it
+		_, _, err = admin.RequestRefund(ctx, env.Client, id, "operator")
+		Expect(errors.Is(err, refund.ErrWrittenOff)).To(BeTrue(), "%v", err)
+
+		// a Refund created by hand (or by a request that raced the write-off): the controller refuses it
+		rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.StrayRefundName(id, ref),
+			Labels: map[string]string{payoutv1.RefundTransferLabel: id}}, Spec: payoutv1.RefundSpec{Transfer: id, Deposit: &ref}}
+		Expect(env.Client.Create(ctx, rf)).To(Succeed())
+		nonceBefore := nonceOf(walletAt)
+		r := reconciler(wallet)
+		for range 3 {
+			_, err = r.Reconcile(ctx, request(rf))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(reload(rf).Status.State).To(Equal(payoutv1.RefundRefused))
+		Expect(rf.Status.Message).To(ContainSubstring("was written off by operator: the account's owner gave it up"))
+		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing was signed")
+	})
 })

@@ -32,7 +32,9 @@ import (
 // Deposits recorded in payoutv1.OrphanNamespace, after the transfer's account was deleted, are
 // owed whole (transfer.OrphanOwed) and refunded by Refunds in that namespace, whether the
 // transfer still exists or not; for a transfer that is gone the returned transfer is only its
-// id, its account and that namespace. Every Refund is created with payoutv1.MoneyFinalizer, so
+// id, its account and that namespace. A stray deposit an operator wrote off (refund.WrittenOff:
+// its Sweep with reason WrittenOff) is not requested; a request that finds nothing else owed is
+// refused with refund.ErrWrittenOff. Every Refund is created with payoutv1.MoneyFinalizer, so
 // that deleting one whose transaction may be on its way cannot make a second request sign again
 // (the refund controller removes it).
 func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy string) (*payoutv1.Transfer, []transfer.Owed, error) {
@@ -58,9 +60,15 @@ func RequestRefund(ctx context.Context, c client.Client, transferID, requestedBy
 	if err != nil {
 		return nil, nil, err
 	}
-	owed := transfer.OwedOf(t, deps.Items, reclaimable)
-	orphanOwed := transfer.OrphanOwed(t.Name, orphans)
-	if err := refund.Requestable(t, owed, orphanOwed, reclaimable); err != nil {
+	owed, off, err := unwritten(ctx, c, t.Namespace, transfer.OwedOf(t, deps.Items, reclaimable))
+	if err != nil {
+		return nil, nil, err
+	}
+	orphanOwed, orphansOff, err := unwritten(ctx, c, payoutv1.OrphanNamespace, transfer.OrphanOwed(t.Name, orphans))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := refund.Requestable(t, owed, orphanOwed, reclaimable, errors.Join(off, orphansOff)); err != nil {
 		return nil, nil, err
 	}
 	requested, err := createRefunds(ctx, c, t.Name, t.Namespace, owed, requestedBy)
@@ -89,9 +97,16 @@ func requestOrphanRefunds(ctx context.Context, c client.Client, transferID, requ
 	if err != nil {
 		return nil, nil, err
 	}
-	owed := transfer.OrphanOwed(transferID, orphans)
-	if len(owed) == 0 {
+	all := transfer.OrphanOwed(transferID, orphans)
+	if len(all) == 0 {
 		return nil, nil, notFound
+	}
+	owed, off, err := unwritten(ctx, c, payoutv1.OrphanNamespace, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(owed) == 0 {
+		return nil, nil, off
 	}
 	requested, err := createRefunds(ctx, c, transferID, payoutv1.OrphanNamespace, owed, requestedBy)
 	if err != nil {
@@ -113,6 +128,28 @@ func orphanDeposits(ctx context.Context, c client.Client, transferID string) ([]
 		return nil, fmt.Errorf("listing the deposits recorded for transfer %s after its account was deleted: %w", transferID, err)
 	}
 	return deps.Items, nil
+}
+
+// unwritten is owed (in namespace) without the stray deposits an operator wrote off
+// (refund.Unwritten), read from the API server: the Sweep named after each one's Deposit. off
+// says why the dropped ones are not refunded.
+func unwritten(ctx context.Context, c client.Client, namespace string, owed []transfer.Owed) (kept []transfer.Owed, off error, err error) {
+	sweeps := map[string]*payoutv1.Sweep{}
+	for _, o := range owed {
+		if o.Deposit == nil {
+			continue
+		}
+		name := payoutv1.DepositName(o.Deposit.Network, o.Deposit.TxHash, o.Deposit.LogIndex)
+		sw := &payoutv1.Sweep{}
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, sw); {
+		case err == nil:
+			sweeps[name] = sw
+		case !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("reading whether %s was written off (sweep %s/%s): %w", o.What(), namespace, name, err)
+		}
+	}
+	kept, off = refund.Unwritten(owed, sweeps)
+	return kept, off, nil
 }
 
 // createRefunds creates a Refund in namespace for each item of owed, with the finalizer; one

@@ -40,6 +40,51 @@ func (f Facts) Addresses() []Address {
 	return sortedAddrs(seen)
 }
 
+// Flow is what one deposit address received and had swept, in base units, by every fact.
+type Flow struct{ In, Out *big.Int }
+
+// Flows are the Flow of each deposit address the facts name (those of Addresses).
+func (f Facts) Flows() map[Address]Flow {
+	out := map[Address]Flow{}
+	at := func(a Address) Flow {
+		if _, ok := out[a]; !ok {
+			out[a] = Flow{In: new(big.Int), Out: new(big.Int)}
+		}
+		return out[a]
+	}
+	for _, d := range f.Deposits {
+		if !d.Direct && d.Units != nil {
+			fl := at(AddressKey(d.Network, d.Token, d.Address))
+			fl.In.Add(fl.In, d.Units)
+		}
+	}
+	for _, s := range f.Sweeps {
+		if s.Units != nil {
+			fl := at(AddressKey(s.Network, s.Token, s.Address))
+			fl.Out.Add(fl.Out, s.Units)
+		}
+	}
+	return out
+}
+
+// ToRead are the addresses of flows (Flows now) whose balances a chain check reads, sorted:
+// those the ledger says hold tokens, and those with a deposit or a sweep since the previous
+// check (before: its flows; nil, as for the first check after a start, reads every address).
+// An address that held nothing by the ledger at the previous check, and has had no deposit or
+// sweep since, holds nothing the ledger knows of: reading it again costs a call per address
+// ever issued and checks nothing a fact changed. The ledger counts what it does not read as
+// zero, which is what it says such an address holds (Build).
+func ToRead(flows, before map[Address]Flow) []Address {
+	read := map[Address]*held{}
+	for a, fl := range flows {
+		was, seen := before[a]
+		if before == nil || !seen || fl.In.Cmp(fl.Out) != 0 || fl.In.Cmp(was.In) != 0 || fl.Out.Cmp(was.Out) != 0 {
+			read[a] = nil
+		}
+	}
+	return sortedAddrs(read)
+}
+
 // Address is a deposit address of one token on one network.
 type Address struct {
 	Network, Token string

@@ -32,6 +32,7 @@ package refund
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -123,7 +124,8 @@ func Next(st payoutv1.RefundStatus) Action {
 // transfer.OwedOf of the transfer (nil when it does not exist), or for a refund in
 // OrphanNamespace transfer.OrphanOwed of the deposits recorded there (its transfer need not
 // exist); wallets says where the refund wallet can send; why explains, when nothing is owed
-// under the name, what the transfer's deposit is (Refundable).
+// under the name, what the transfer's deposit is (Refundable), or that an operator wrote the
+// refund's stray deposit off (ErrWrittenOff: owed is then without it, Unwritten).
 func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wallets Wallets, why error) payoutv1.RefundStatus {
 	st := rf.Status
 	if t == nil && rf.Namespace != payoutv1.OrphanNamespace {
@@ -137,6 +139,8 @@ func Admit(rf *payoutv1.Refund, t *payoutv1.Transfer, owed []transfer.Owed, wall
 		}
 	}
 	switch {
+	case item == nil && errors.Is(why, ErrWrittenOff):
+		return refused(st, why.Error())
 	case item == nil && rf.Spec.Deposit == nil && why != nil:
 		return refused(st, why.Error())
 	case item == nil && rf.Spec.Deposit == nil:

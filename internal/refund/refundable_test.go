@@ -107,7 +107,7 @@ func TestRequestable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expectRefusal(t, Requestable(c.transfer, c.owed, c.orphanOwed, c.reclaimable), c.wantKind, c.wantInMsg)
+			expectRefusal(t, Requestable(c.transfer, c.owed, c.orphanOwed, c.reclaimable, nil), c.wantKind, c.wantInMsg)
 		})
 	}
 }

@@ -213,9 +213,6 @@ func (m *EVM) quote(ctx context.Context, ch *evm.Chain) (sweep.Fees, *big.Int, e
 	return f, bal.ToInt(), nil
 }
 
-// balanceOfSelector is the 4-byte selector of ERC-20 balanceOf(address).
-var balanceOfSelector = crypto.Keccak256([]byte("balanceOf(address)"))[:4]
-
 // Balances reads network's treasury balance of each configured token, the gas wallet's
 // balance, and how many batches of maxItems addresses it pays at the current fee cap.
 func (m *EVM) Balances(ctx context.Context, network payoutv1.Network, treasury string, maxItems int) (map[payoutv1.Token]*big.Int, *big.Int, float64, error) {
@@ -228,14 +225,12 @@ func (m *EVM) Balances(ctx context.Context, network payoutv1.Network, treasury s
 		return nil, nil, 0, err
 	}
 	out := map[payoutv1.Token]*big.Int{}
-	for token, t := range ch.Config.Tokens {
-		var b hexutil.Bytes
-		data := append(append([]byte{}, balanceOfSelector...), common.LeftPadBytes(common.HexToAddress(treasury).Bytes(), 32)...)
-		call := map[string]any{"to": common.HexToAddress(t.Contract), "data": hexutil.Bytes(data)}
-		if err := ch.Client.Call(ctx, &b, "eth_call", call, "latest"); err != nil {
-			return nil, nil, 0, fmt.Errorf("balanceOf: %w", err)
+	for token := range ch.Config.Tokens {
+		units, err := ch.TokenBalances(ctx, token, []string{treasury})
+		if err != nil {
+			return nil, nil, 0, err
 		}
-		out[token] = new(big.Int).SetBytes(b)
+		out[token] = units[0]
 	}
 	batch := new(big.Int).Mul(f.FeeCap, new(big.Int).SetUint64(sweep.GasLimit(maxItems)))
 	left, _ := new(big.Rat).SetFrac(gas, batch).Float64()

@@ -70,8 +70,11 @@ type Mover interface {
 
 var _ Mover = (*EVM)(nil)
 
-// Sweeper runs the passes. Client writes to (and may read from a cache of) the API server;
-// Reader reads past any cache where a stale read could move money.
+// Sweeper runs the passes. Client writes to the API server and reads from the manager's
+// informer cache: a pass lists every Deposit and Sweep from there, never from the API server.
+// Reader reads past the cache wherever a stale read could move money: the batch driven, the
+// sweeps a batch marks, signs for and settles, and before a new batch is created, the open
+// batches and the sweeps it takes.
 type Sweeper struct {
 	Client client.Client
 	Reader client.Reader
@@ -97,14 +100,23 @@ type Sweeper struct {
 // Pass runs one pass over every network. It returns how long until the next pass is due at the
 // latest (a batch waiting for its maximum age, a transaction waiting for depth).
 func (s *Sweeper) Pass(ctx context.Context) (time.Duration, error) {
-	if err := s.intents(ctx); err != nil {
+	// read-only views of the cache: nothing below writes into these objects (it copies first)
+	var deps payoutv1.DepositList
+	if err := s.Client.List(ctx, &deps, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	var sweeps payoutv1.SweepList
+	if err := s.Client.List(ctx, &sweeps, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	if err := s.intents(ctx, deps.Items, sweeps.Items); err != nil {
 		return 0, err
 	}
 	next := time.Duration(0)
 	var errs []error
 	for network, to := range s.Treasury {
 		s.watch(ctx, network, to)
-		wait, err := s.network(ctx, network, to)
+		wait, err := s.network(ctx, network, to, deps.Items, sweeps.Items)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", network, err))
 		}
@@ -129,22 +141,16 @@ func (s *Sweeper) watch(ctx context.Context, network payoutv1.Network, to string
 }
 
 // intents creates the Sweep of every due deposit that has none, and admits Sweeps without a
-// state (the write-offs operators create).
-func (s *Sweeper) intents(ctx context.Context) error {
-	var deps payoutv1.DepositList
-	if err := s.Client.List(ctx, &deps); err != nil {
-		return err
-	}
-	var sweeps payoutv1.SweepList
-	if err := s.Client.List(ctx, &sweeps); err != nil {
-		return err
-	}
+// state (the write-offs operators create). deps and sweeps are every Deposit and Sweep, as the
+// cache holds them (not to be written to); a Sweep the cache does not show yet meets
+// AlreadyExists, a stale one's status write a conflict: the next pass sees it.
+func (s *Sweeper) intents(ctx context.Context, deps []payoutv1.Deposit, sweeps []payoutv1.Sweep) error {
 	existing := map[string]*payoutv1.Sweep{}
-	for i := range sweeps.Items {
-		existing[sweeps.Items[i].Namespace+"/"+sweeps.Items[i].Name] = &sweeps.Items[i]
+	for i := range sweeps {
+		existing[sweeps[i].Namespace+"/"+sweeps[i].Name] = &sweeps[i]
 	}
 	byTransfer := map[string][]payoutv1.Deposit{}
-	for _, d := range deps.Items {
+	for _, d := range deps {
 		k := d.Namespace + "/" + d.Spec.Transfer
 		byTransfer[k] = append(byTransfer[k], d)
 	}
@@ -178,6 +184,7 @@ func (s *Sweeper) intents(ctx context.Context) error {
 				}
 			}
 			if st := treasury.Admit(sw, v); st.State != sw.Status.State || st.Message != sw.Status.Message {
+				sw = sw.DeepCopy()
 				sw.Status = st
 				if err := s.Client.Status().Update(ctx, sw); err != nil && !apierrors.IsConflict(err) {
 					return err
@@ -202,42 +209,22 @@ func (s *Sweeper) transferOf(ctx context.Context, ns, id string) (*payoutv1.Tran
 	return t, refunds.Items, nil
 }
 
-// network drives the network's open batch, or makes a new one when the schedule says so.
-func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to string) (time.Duration, error) {
-	var batches payoutv1.SweepBatchList
-	if err := s.Reader.List(ctx, &batches); err != nil {
-		return 0, err
-	}
-	for i := range batches.Items {
-		b := &batches.Items[i]
-		if b.Spec.Network != network {
-			continue
-		}
-		if treasury.Open(b) {
-			return s.drive(ctx, b)
-		}
-		if controllerutil.ContainsFinalizer(b, payoutv1.MoneyFinalizer) {
-			if _, err := s.drive(ctx, b); err != nil {
-				return 0, err
-			}
-		}
-	}
-	var sweeps payoutv1.SweepList
-	if err := s.Reader.List(ctx, &sweeps); err != nil {
-		return 0, err
-	}
-	var deps payoutv1.DepositList
-	if err := s.Client.List(ctx, &deps); err != nil {
-		return 0, err
+// network drives the network's open batch, or makes a new one when the schedule says so. The
+// batches are listed from the cache; the one driven is read again from the API server, and
+// before a new batch is created the open batches and the sweeps it takes are read from there
+// (fresh), so that a cache behind the sweeper's own writes never opens a second batch.
+func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to string, deps []payoutv1.Deposit, sweeps []payoutv1.Sweep) (time.Duration, error) {
+	if wait, busy, err := s.batches(ctx, s.Client, network); busy || err != nil {
+		return wait, err
 	}
 	var here []payoutv1.Deposit
-	for _, d := range deps.Items {
+	for _, d := range deps {
 		if d.Spec.Network == network {
 			here = append(here, d)
 		}
 	}
 	pending := map[payoutv1.Token][]payoutv1.Sweep{}
-	for _, sw := range sweeps.Items {
+	for _, sw := range sweeps {
 		if sw.Spec.Network == network && sw.Status.State == payoutv1.SweepPending && !treasury.Stranded(&sw) {
 			pending[sw.Spec.Token] = append(pending[sw.Spec.Token], sw)
 		}
@@ -251,6 +238,12 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 			}
 			continue
 		}
+		if wait, busy, err := s.batches(ctx, s.Reader, network); busy || err != nil {
+			return wait, err
+		}
+		if fresh, err := s.stillPending(ctx, batch); err != nil || !fresh {
+			return time.Second, err // the cache is behind: the next pass schedules again
+		}
 		if ready, err := s.Mover.Prepare(ctx, network, to); err != nil || !ready {
 			return time.Second, err
 		}
@@ -262,6 +255,54 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 		return time.Second, nil
 	}
 	return next, nil
+}
+
+// batches drives network's open batch, listed through r, and settles the closed ones that still
+// hold their finalizer; busy reports an open batch (none may be created). Each batch driven is
+// read from the API server first: its status decides what is signed and sent.
+func (s *Sweeper) batches(ctx context.Context, r client.Reader, network payoutv1.Network) (wait time.Duration, busy bool, err error) {
+	var list payoutv1.SweepBatchList
+	if err := r.List(ctx, &list); err != nil {
+		return 0, false, err
+	}
+	for i := range list.Items {
+		b := &list.Items[i]
+		if b.Spec.Network != network || (!treasury.Open(b) && !controllerutil.ContainsFinalizer(b, payoutv1.MoneyFinalizer)) {
+			continue
+		}
+		fresh := &payoutv1.SweepBatch{}
+		if err := s.Reader.Get(ctx, client.ObjectKeyFromObject(b), fresh); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return 0, false, err
+		}
+		if treasury.Open(fresh) {
+			wait, err := s.drive(ctx, fresh)
+			return wait, true, err
+		}
+		if controllerutil.ContainsFinalizer(fresh, payoutv1.MoneyFinalizer) {
+			if _, err := s.drive(ctx, fresh); err != nil {
+				return 0, false, err
+			}
+		}
+	}
+	return 0, false, nil
+}
+
+// stillPending reports whether the API server holds every sweep of batch as the cache showed
+// it: Pending, released as often. A batch is named by its sweeps and their releases, so one
+// scheduled on a stale view is never created.
+func (s *Sweeper) stillPending(ctx context.Context, batch []payoutv1.Sweep) (bool, error) {
+	for i := range batch {
+		sw := &payoutv1.Sweep{}
+		if err := s.Reader.Get(ctx, client.ObjectKeyFromObject(&batch[i]), sw); err != nil {
+			return false, err
+		}
+		if sw.Status.State != payoutv1.SweepPending || len(sw.Status.ReleasedBatches) != len(batch[i].Status.ReleasedBatches) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // drive takes a batch one step (or several, while each is persisted before the next).

@@ -15,10 +15,12 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/chain"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
@@ -377,5 +379,111 @@ func crashAndResume(t *testing.T, afterBroadcast bool) {
 	}
 	if n := r.gasNonce(); n != 2 {
 		t.Fatalf("the gas wallet sent %d transactions: want the delegate's deployment and one batch", n)
+	}
+}
+
+// orphan records a deposit of units at the address of transfer id as the watcher records one that
+// arrived after the transfer's account was deleted: in OrphanNamespace, with no transfer.
+func (r *rig) orphan(units int64) *payoutv1.Deposit {
+	r.t.Helper()
+	r.seq++
+	id := fmt.Sprintf("%024x", time.Now().UnixNano()+int64(r.seq))
+	pub, err := r.keys.Public()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	addr, _, err := pub.DepositAddress(payoutv1.NetworkBase, id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tx, err := r.c.SendTransfer(ctx, r.set.FundedKey, devchain.USDC, common.HexToAddress(addr), big.NewInt(units))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	chaintest.Mine(r.t, r.c, 1)
+	rc, err := r.c.WaitMined(ctx, tx.Hash())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}); client.IgnoreAlreadyExists(err) != nil {
+		r.t.Fatal(err)
+	}
+	logIndex := int64(rc.Logs[len(rc.Logs)-1].Index)
+	dep := &payoutv1.Deposit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(payoutv1.NetworkBase, tx.Hash().Hex(), logIndex),
+			Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
+		Spec: payoutv1.DepositSpec{Transfer: id, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, Contract: evm.Hex(r.c.Tokens[devchain.USDC]),
+			To: addr, From: evm.Hex(crypto.PubkeyToAddress(r.set.FundedKey.PublicKey)), Amount: fmt.Sprint(units), TxHash: strings.ToLower(tx.Hash().Hex()),
+			LogIndex: logIndex, BlockNumber: rc.BlockNumber.Int64(), BlockHash: strings.ToLower(rc.BlockHash.Hex()), BlockTime: metav1.Now(), Confirmations: 2},
+	}
+	if err := env.Client.Create(ctx, dep); err != nil {
+		r.t.Fatal(err)
+	}
+	return dep
+}
+
+// TestSweepsOrphansOnceRefundedOrWrittenOff: deposits recorded after their account was deleted
+// are owed to their senders and stay where they are; once one is written off and another's
+// refund is confirmed, both go to the treasury, under the key their transfer ids give.
+func TestSweepsOrphansOnceRefundedOrWrittenOff(t *testing.T) {
+	r := newRig(t)
+	off, refunded := r.orphan(4_000_000), r.orphan(1_500_000)
+	s := r.sweeper(nil)
+	if _, err := s.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*payoutv1.Deposit{off, refunded} {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), &payoutv1.Sweep{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("orphan %s owed to its sender has a sweep (%v)", d.Name, err)
+		}
+	}
+
+	if _, _, err := admin.WriteOff(ctx, env.Client, off.Name, "operator", "the sender asked us to keep it"); err != nil {
+		t.Fatal(err)
+	}
+	ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: refunded.Spec.TxHash, LogIndex: refunded.Spec.LogIndex}
+	rf := &payoutv1.Refund{ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.StrayRefundName(refunded.Spec.Transfer, ref),
+		Labels: map[string]string{payoutv1.RefundTransferLabel: refunded.Spec.Transfer}}, Spec: payoutv1.RefundSpec{Transfer: refunded.Spec.Transfer, Deposit: &ref}}
+	if err := env.Client.Create(ctx, rf); err != nil {
+		t.Fatal(err)
+	}
+	// in flight: it holds its deposit
+	if _, err := s.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(refunded), &payoutv1.Sweep{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("an orphan whose refund is in flight has a sweep (%v)", err)
+	}
+	nonce, at := int64(0), metav1.Now()
+	for _, st := range []payoutv1.RefundStatus{
+		{State: payoutv1.RefundPending, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, To: refunded.Spec.From, Amount: refunded.Spec.Amount},
+		{State: payoutv1.RefundSigned, Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC, To: refunded.Spec.From, Amount: refunded.Spec.Amount,
+			From: "0x3333333333333333333333333333333333333333", Nonce: &nonce, SignedTx: "0x02f8", TxHash: "0x" + strings.Repeat("5a", 32)},
+	} {
+		rf.Status = st
+		if err := env.Client.Status().Update(ctx, rf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rf.Status.State, rf.Status.ConfirmedAt = payoutv1.RefundConfirmed, &at
+	if err := env.Client.Status().Update(ctx, rf); err != nil {
+		t.Fatal(err)
+	}
+
+	r.untilSwept(s, off, refunded)
+	for d, reason := range map[*payoutv1.Deposit]payoutv1.SweepReason{off: payoutv1.SweepWrittenOff, refunded: payoutv1.SweepRefunded} {
+		sw := &payoutv1.Sweep{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), sw); err != nil {
+			t.Fatal(err)
+		}
+		if sw.Spec.Reason != reason || sw.Status.Moved != d.Spec.Amount {
+			t.Errorf("sweep of orphan %s: reason %s, moved %s; want %s, %s", d.Name, sw.Spec.Reason, sw.Status.Moved, reason, d.Spec.Amount)
+		}
+		if got := r.tokens(common.HexToAddress(d.Spec.To)); got != 0 {
+			t.Errorf("orphan address %s still holds %d base units", d.Spec.To, got)
+		}
+	}
+	if got := r.tokens(r.treasury); got != 5_500_000 {
+		t.Errorf("the treasury holds %d base units; the orphans were 5500000", got)
 	}
 }

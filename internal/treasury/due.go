@@ -22,6 +22,17 @@
 //
 // A refund in flight (a Refund of the deposit not yet Confirmed or Refused) holds its deposit:
 // the sweeper never races a refund of the same deposit.
+//
+// # Orphans
+//
+// A deposit recorded in payoutv1.OrphanNamespace arrived after its transfer's account was
+// deleted: no payout can ever use it, so it is owed whole to its sender (transfer.OrphanOwed),
+// exactly as a stray deposit is, and becomes the platform's the same two ways: its refund (a
+// Refund in OrphanNamespace) is confirmed, or an operator wrote it off (WriteOff). Its transfer
+// need not exist; its key path is the one its address was issued under, from the transfer id
+// (depositkey.Path), and the sweeper signs only for a key that derives the deposit's address.
+// Sweeping it on any other fact would take money its sender may still claim, and leaving it for
+// ever would hold the platform's tokens once it is refunded.
 package treasury
 
 import (
@@ -32,6 +43,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
@@ -51,6 +63,9 @@ type Verdict struct {
 // deposits (the ledger sorts each log into credited and stray parts by all of them), refunds
 // the Refunds labelled with t, and writtenOff whether an operator wrote off dep's stray part.
 func Judge(t *payoutv1.Transfer, deps []payoutv1.Deposit, refunds []payoutv1.Refund, dep *payoutv1.Deposit, writtenOff bool) Verdict {
+	if dep.Namespace == payoutv1.OrphanNamespace {
+		return judgeOrphan(dep, refunds, writtenOff)
+	}
 	if t == nil {
 		return Verdict{Why: "its transfer does not exist (an orphaned deposit waits for an operator)"}
 	}
@@ -110,15 +125,52 @@ func Judge(t *payoutv1.Transfer, deps []payoutv1.Deposit, refunds []payoutv1.Ref
 	return Verdict{Due: true, Reason: reason}
 }
 
+// judgeOrphan is Judge of a deposit recorded in OrphanNamespace (see Orphans): due once its
+// refund is confirmed or it is written off, never while a refund of it is in flight.
+func judgeOrphan(dep *payoutv1.Deposit, refunds []payoutv1.Refund, writtenOff bool) Verdict {
+	if a, ok := new(big.Int).SetString(dep.Spec.Amount, 10); !ok || a.Sign() <= 0 {
+		return Verdict{Why: "it moves nothing"}
+	}
+	ref := refOf(dep)
+	refunded := false
+	for i := range refunds {
+		rf := &refunds[i]
+		if rf.Namespace != dep.Namespace || rf.Spec.Transfer != dep.Spec.Transfer || rf.Spec.Deposit == nil || !sameRef(*rf.Spec.Deposit, ref) {
+			continue
+		}
+		switch rf.Status.State {
+		case payoutv1.RefundConfirmed:
+			refunded = true
+		case payoutv1.RefundRefused:
+		default:
+			return Verdict{Why: fmt.Sprintf("refund %s of it is in flight", rf.Name)}
+		}
+	}
+	switch {
+	case refunded:
+		return Verdict{Due: true, Reason: payoutv1.SweepRefunded}
+	case writtenOff:
+		return Verdict{Due: true, Reason: payoutv1.SweepWrittenOff}
+	}
+	return Verdict{Why: "it arrived after its transfer's account was deleted: it is owed to its sender until it is refunded or written off"}
+}
+
 // Intent is the Sweep the sweeper creates for a due deposit: named and placed as the Deposit,
-// so that the API server's atomic create is the one intent per deposit.
+// so that the API server's atomic create is the one intent per deposit. t is nil for a deposit
+// in OrphanNamespace, whose key path follows from its transfer id.
 func Intent(t *payoutv1.Transfer, dep *payoutv1.Deposit, reason payoutv1.SweepReason) *payoutv1.Sweep {
+	path := ""
+	if t != nil {
+		path = t.Spec.DepositPath
+	} else {
+		path, _ = depositkey.Path(dep.Spec.Transfer) // the Deposit's schema holds a valid id
+	}
 	return &payoutv1.Sweep{
 		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: dep.Name,
 			Labels: map[string]string{payoutv1.DepositTransferLabel: dep.Spec.Transfer}},
 		Spec: payoutv1.SweepSpec{
 			Transfer: dep.Spec.Transfer, Network: dep.Spec.Network, Token: dep.Spec.Token,
-			Address: strings.ToLower(dep.Spec.To), Path: t.Spec.DepositPath, Amount: dep.Spec.Amount,
+			Address: strings.ToLower(dep.Spec.To), Path: path, Amount: dep.Spec.Amount,
 			DepositTxHash: strings.ToLower(dep.Spec.TxHash), DepositLogIndex: dep.Spec.LogIndex, Reason: reason,
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -53,7 +54,8 @@ func EVMBalances(chains map[payoutv1.Network]*evm.Chain) Balances {
 }
 
 // Checker checks the whole ledger (from the first fact to now) every Interval, the chain's
-// balances of the deposit addresses among its facts, and exports the failures
+// balances of the deposit addresses among its facts that can hold tokens (ledger.ToRead: the
+// first check after a start reads every one), and exports the failures
 // (payout_ledger_invariant_failures) and the time of the last complete check; the alerts
 // PayoutLedgerUnbalanced and PayoutLedgerUnchecked read them (config/prometheus/rules.yaml).
 type Checker struct {
@@ -65,6 +67,10 @@ type Checker struct {
 	Interval time.Duration
 	Clock    clock.PassiveClock
 	Log      logr.Logger
+
+	mu sync.Mutex
+	// last is what the last complete check counted at each deposit address.
+	last map[ledger.Address]ledger.Flow
 }
 
 // NeedLeaderElection: one replica checks.
@@ -90,16 +96,26 @@ func (c *Checker) Start(ctx context.Context) error {
 // Check reads every fact and the chain's balances, builds the ledger up to now and records its
 // failures in the metrics.
 func (c *Checker) Check(ctx context.Context) (*ledger.Report, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := c.Clock.Now()
 	o, err := Objects(ctx, c.Client, c.Store, now)
 	if err != nil {
 		return nil, err
 	}
 	f := ledger.FactsOf(o)
+	flows := f.Flows()
 	if c.Balances != nil {
-		if f.Balances, f.ChainNetworks, err = c.Balances(ctx, f.Addresses()); err != nil {
+		if f.Balances, f.ChainNetworks, err = c.Balances(ctx, ledger.ToRead(flows, c.last)); err != nil {
 			return nil, fmt.Errorf("reading the deposit addresses' balances: %w", err)
 		}
+		// an address the chain disagrees with is read again until it agrees, whatever its flows
+		for a, fl := range flows {
+			if got := f.Balances[a]; (f.ChainNetworks == nil || f.ChainNetworks[a.Network]) && (got == nil && fl.In.Cmp(fl.Out) != 0 || got != nil && got.Cmp(new(big.Int).Sub(fl.In, fl.Out)) != 0) {
+				delete(flows, a)
+			}
+		}
+		c.last = flows
 	}
 	r := ledger.Build(f, time.Time{}, now)
 	failures := map[string]int{}

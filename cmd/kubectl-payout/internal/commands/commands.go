@@ -18,6 +18,7 @@ import (
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/ledger"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/recovery"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/refund"
+	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/stray"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/treasury"
 	"github.com/stablepay/payout-operator/cmd/kubectl-payout/internal/wallet"
 )
@@ -52,6 +53,7 @@ payout-operator-role. Shell completion: kubectl payout completion --help.`,
 		apikey.NewCmdAPIKey(f),
 		wallet.NewCmdWallet(f),
 		refund.NewCmdRefund(f),
+		stray.NewCmdStray(f),
 		get.NewCmdGet(f),
 		describe.NewCmdDescribe(f),
 		recovery.NewCmdRecover(f),

@@ -19,6 +19,7 @@ import (
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=deposits,verbs=list
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=claims,verbs=get
 // +kubebuilder:rbac:groups=payout.stablepay.dev,resources=refunds,verbs=create
+// +kubebuilder:rbac:groups=payout.stablepay.dev,resources=sweeps,verbs=get
 
 // Options are the inputs of `refund TRANSFER_ID`.
 type Options struct {
@@ -37,8 +38,9 @@ and every stray deposit of any transfer (a payment from another wallet than the
 transfer's, of another token or network, the excess above the amount, or one
 that arrived after the end), each sent back to its own sender on its own
 network where the refund wallet can pay there, else in USDC on Base. Every
-destination is screened first; a blocked one is held. A transfer that owes
-nothing is refused and left unchanged. Each refund is requested once: repeating
+destination is screened first; a blocked one is held. A stray deposit an
+operator wrote off (kubectl payout stray write-off) is not refunded. A transfer
+that owes nothing is refused and left unchanged. Each refund is requested once: repeating
 the command changes nothing and fails.`,
 		Example:           `  kubectl payout refund 65f1c0de9a8b7c6d5e4f3a21`,
 		Args:              cobra.ArbitraryArgs,
