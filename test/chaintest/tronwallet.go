@@ -46,12 +46,12 @@ const (
 )
 
 type tronAccount struct {
-	trx                      int64
-	frozen, acquired         [2]int64 // own staked TRX (sun) not delegated, and delegated to it, per resource
-	energyUsed, netUsed      int64
-	freeNetUsed              int64
-	delegatedTo              map[common.Address]*[2]int64
-	txsByType                map[int]int
+	trx                 int64
+	frozen, acquired    [2]int64 // own staked TRX (sun) not delegated, and delegated to it, per resource
+	energyUsed, netUsed int64
+	freeNetUsed         int64
+	delegatedTo         map[common.Address]*[2]int64
+	txsByType           map[int]int
 }
 
 type tronTx struct {
