@@ -306,7 +306,7 @@ func tronCrashAndResume(t *testing.T, afterBroadcast bool) {
 	dying := &killAt{afterBroadcast: afterBroadcast}
 	s := r.sweeper(func(m Mover) Mover { dying.Mover = m; return dying })
 	for i := 0; !dying.killed && i < 20; i++ {
-		if _, err := s.Pass(ctx); err != nil && !errors.Is(err, errKilled) {
+		if err := pass(s); err != nil && !errors.Is(err, errKilled) {
 			t.Fatal(err)
 		}
 		r.srv.Mine(1) // the activation and delegations

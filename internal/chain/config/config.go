@@ -17,7 +17,9 @@
 //     and platform addresses are Base58Check Tron addresses (T...). Confirmations default to
 //     20: java-tron solidifies a block (makes it irreversible) once 19 of the 27 super
 //     representatives have built on it; confirmations finalized follows java-tron's latest
-//     solidified block instead.
+//     solidified block instead. A tron treasury (Base58Check) also needs httpAPI, java-tron's
+//     HTTP API, where the sweeper builds and sends its transactions; energyWallet optionally
+//     pins the sweeper's key there (docs/operations/sweeper.md, "On Tron").
 //   - solana: JSON-RPC of a Solana (agave) node. A token's contract is its mint and its
 //     platformAddress the owner (wallet) address the fixed v2 deposits go to, both base58.
 //     There is no chain id; genesisHash (optional) pins the cluster, as chainID does on EVM
@@ -59,7 +61,9 @@
 //	      usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, platformAddress: <owner>}
 //	  tron:
 //	    rpc: [https://api.trongrid.io/jsonrpc]
+//	    httpAPI: https://api.trongrid.io
 //	    chainID: 728126428
+//	    treasury: <Base58Check address>
 //	    tokens:
 //	      usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}
 package config
