@@ -258,7 +258,7 @@ type SweepBatchSpec struct {
 }
 
 // SweepBatchState is where a batch's transaction stands.
-// +kubebuilder:validation:Enum=Pending;Signed;Broadcast;Confirmed;Reverted
+// +kubebuilder:validation:Enum=Pending;Signed;Broadcast;Confirmed;Reverted;Expired
 type SweepBatchState string
 
 const (
@@ -273,14 +273,19 @@ const (
 	// SweepBatchReverted: the receipt is at depth and reverted: nothing moved; its sweeps go
 	// back to Pending.
 	SweepBatchReverted SweepBatchState = "Reverted"
+	// SweepBatchExpired: the chain says the transaction can never be included (a Tron
+	// transaction past its expiration that no solidified block holds): nothing moved; its
+	// sweeps go back to Pending.
+	SweepBatchExpired SweepBatchState = "Expired"
 )
 
 // SweepBatchStatus records the batch's transaction. The signed transaction is persisted before it
 // is broadcast, so a restart re-broadcasts the same bytes (same nonce, same hash) and never signs
 // a second move of the same deposits. Its state moves "" → Pending → Signed → Broadcast →
-// Confirmed|Reverted (Signed → Confirmed|Reverted too); the signed transaction never changes.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) ? (!has(self.state) || self.state == 'Pending') : has(self.state) && (self.state == oldSelf.state || (oldSelf.state == 'Pending' && self.state == 'Signed' && has(self.signedTx) && has(self.txHash)) || (oldSelf.state == 'Signed' && self.state in ['Broadcast', 'Confirmed', 'Reverted']) || (oldSelf.state == 'Broadcast' && self.state in ['Confirmed', 'Reverted']))",message="a sweep batch's state only moves forward (Pending, Signed, Broadcast, Confirmed or Reverted)"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) || !(oldSelf.state in ['Signed', 'Broadcast', 'Confirmed', 'Reverted']) || ((has(self.txHash) == has(oldSelf.txHash) && (!has(self.txHash) || self.txHash == oldSelf.txHash)) && (has(self.signedTx) == has(oldSelf.signedTx) && (!has(self.signedTx) || self.signedTx == oldSelf.signedTx)) && (has(self.nonce) == has(oldSelf.nonce) && (!has(self.nonce) || self.nonce == oldSelf.nonce)))",message="a signed sweep batch's transaction (txHash, signedTx, nonce) cannot change"
+// Confirmed|Reverted|Expired (Signed → Confirmed|Reverted|Expired too); the signed transaction
+// never changes.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) ? (!has(self.state) || self.state == 'Pending') : has(self.state) && (self.state == oldSelf.state || (oldSelf.state == 'Pending' && self.state == 'Signed' && has(self.signedTx) && has(self.txHash)) || (oldSelf.state == 'Signed' && self.state in ['Broadcast', 'Confirmed', 'Reverted', 'Expired']) || (oldSelf.state == 'Broadcast' && self.state in ['Confirmed', 'Reverted', 'Expired']))",message="a sweep batch's state only moves forward (Pending, Signed, Broadcast, Confirmed, Reverted or Expired)"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.state) || !(oldSelf.state in ['Signed', 'Broadcast', 'Confirmed', 'Reverted', 'Expired']) || ((has(self.txHash) == has(oldSelf.txHash) && (!has(self.txHash) || self.txHash == oldSelf.txHash)) && (has(self.signedTx) == has(oldSelf.signedTx) && (!has(self.signedTx) || self.signedTx == oldSelf.signedTx)) && (has(self.nonce) == has(oldSelf.nonce) && (!has(self.nonce) || self.nonce == oldSelf.nonce)))",message="a signed sweep batch's transaction (txHash, signedTx, nonce) cannot change"
 type SweepBatchStatus struct {
 	// +optional
 	State SweepBatchState `json:"state,omitempty"`

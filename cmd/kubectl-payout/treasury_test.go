@@ -51,11 +51,14 @@ var _ = Describe("treasury", Serial, func() {
 		deposit(4, "100")
 
 		out := succeeds("treasury")
-		Expect(out).To(MatchRegexp(`NETWORK\s+TOKEN\s+SWEPT\s+PENDING\s+HELD\s+STRANDED\s+DEPOSITS\n`))
-		Expect(out).To(MatchRegexp(`polygon\s+usdt\s+25\s+1\.5\s+0\.0001\s+2\s+4\n`))
+		Expect(out).To(MatchRegexp(`NETWORK\s+TOKEN\s+SWEPT\s+PENDING\s+HELD\s+STRANDED\s+DEPOSITS\s+NOTE\n`))
+		Expect(out).To(MatchRegexp(`polygon\s+usdt\s+25\s+1\.5\s+0\.0001\s+2\s+4\s*\n`))
+		// Solana's deposits are v2 payments to the platform's address, the treasury itself
+		Expect(out).To(MatchRegexp(`solana\s+usdc\s+-\s+-\s+-\s+-\s+0\s+not swept: v2 payments arrive at the platform's address, which is the treasury\n`))
 
 		var rows []map[string]any
 		Expect(json.Unmarshal([]byte(succeeds("treasury", "-o", "json")), &rows)).To(Succeed())
 		Expect(rows).To(ContainElement(And(HaveKeyWithValue("network", "polygon"), HaveKeyWithValue("token", "usdt"), HaveKeyWithValue("swept", "25"))))
+		Expect(rows).To(ContainElement(And(HaveKeyWithValue("network", "solana"), HaveKeyWithValue("swept", "-"), HaveKey("note"))))
 	})
 })

@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/chain/config"
 	"github.com/stablepay/payout-operator/internal/chain/depositkey"
 	"github.com/stablepay/payout-operator/internal/chain/evm"
+	"github.com/stablepay/payout-operator/internal/chain/tron"
 	"github.com/stablepay/payout-operator/internal/secretfile"
 	"github.com/stablepay/payout-operator/internal/sweeper"
 	"github.com/stablepay/payout-operator/internal/treasury"
@@ -101,6 +103,7 @@ func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logg
 		return fmt.Errorf("--sweeper-gas-key-file: %w", err)
 	}
 	evmChains := map[payoutv1.Network]*evm.Chain{}
+	movers := sweeper.ByNetwork{}
 	to := map[payoutv1.Network]string{}
 	for _, network := range chains.NetworkNames() {
 		t, ok := chains.Treasury(network)
@@ -108,10 +111,16 @@ func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logg
 			continue
 		}
 		n, _ := chains.Network(network)
+		to[network] = t
+		if n.Kind == config.KindTron {
+			if movers[network], err = tronMover(network, n, gasKey, keys); err != nil {
+				return err
+			}
+			continue
+		}
 		if evmChains[network], err = evm.NewChain(network, n); err != nil {
 			return fmt.Errorf("chains: %w", err)
 		}
-		to[network] = t
 	}
 	if len(to) == 0 {
 		log.Info("no network has a treasury (networks.<name>.treasury): nothing is swept")
@@ -120,15 +129,39 @@ func runSweeper(ctx context.Context, cfg *rest.Config, o *options, log logr.Logg
 	if err != nil {
 		return err
 	}
+	for network := range evmChains {
+		movers[network] = mover
+	}
 	for network := range to {
-		at, _ := mover.GasWallet(network)
+		at, _ := movers.GasWallet(network)
 		log.Info("sweeping", "network", network, "treasury", to[network], "gasWallet", at)
 	}
 	threshold, _ := new(big.Int).SetString(o.sweeper.threshold, 10)
-	s := &sweeper.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mover: wrapSweeperMover(mover), Treasury: to, Now: time.Now,
+	s := &sweeper.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mover: wrapSweeperMover(movers), Treasury: to, Now: time.Now,
 		Interval: o.sweeper.interval, Policy: treasury.Policy{Threshold: threshold, MaxAge: o.sweeper.maxAge, MaxItems: o.sweeper.maxBatch}}
 	if err := mgr.Add(s); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// tronMover is the mover of the Tron network n: its HTTP API, its tokens, its treasury and depth,
+// and the gas key as its energy wallet (which must be n's energyWallet when that is set).
+func tronMover(network payoutv1.Network, n config.Network, gasKey string, keys *depositkey.Private) (*sweeper.Tron, error) {
+	tokens := map[payoutv1.Token]string{}
+	for token, t := range n.Tokens {
+		tokens[token] = t.Contract
+	}
+	depth := n.Confirmations.Blocks()
+	if depth <= 0 {
+		depth = config.DefaultTronConfirmations // finalized: java-tron solidifies 19 blocks down
+	}
+	m, err := sweeper.NewTron(network, &tron.Node{URL: n.HTTPAPI}, tokens, n.Treasury, gasKey, keys, depth)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", network, err)
+	}
+	if at, _ := m.GasWallet(network); n.EnergyWallet != "" && at != n.EnergyWallet {
+		return nil, fmt.Errorf("networks.%s.energyWallet is %s, but --sweeper-gas-key-file holds the key of %s", network, n.EnergyWallet, at)
+	}
+	return m, nil
 }

@@ -90,6 +90,12 @@ func (m *EVM) Receipt(ctx context.Context, network payoutv1.Network, hash string
 	return w.Receipt(ctx, hash)
 }
 
+// MaxItems: a batch transaction takes as many addresses as the policy allows.
+func (m *EVM) MaxItems(payoutv1.Network) int { return 0 }
+
+// Finish: an EIP-7702 batch leaves nothing to undo.
+func (m *EVM) Finish(context.Context, payoutv1.Network, []Item) error { return nil }
+
 // Prepare reports whether the treasury's SweepDelegate is deployed on network, and when it is
 // not, sends its deployment (unless a transaction of the gas wallet is still pending, as that
 // deployment may be). The sweeper calls it only while no batch of the network is open, so the

@@ -66,7 +66,22 @@ type Mover interface {
 	// Receipt is what the chain says of the transaction, with the network's depth and the
 	// token transfers it made.
 	Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, error)
+	// MaxItems bounds the deposit addresses of one transaction on network below the policy's
+	// (Tron: one); 0 leaves the policy's.
+	MaxItems(network payoutv1.Network) int
+	// Finish undoes what readying items for their batch left behind, once the batch is settled
+	// (Tron: the energy delegated to the addresses); ErrNotYet asks for a later pass.
+	Finish(ctx context.Context, network payoutv1.Network, items []Item) error
 }
+
+// ErrNotYet is a mover's answer when it sent what a step needs first (a Tron address's
+// activation or energy): the sweeper tries the step again on a later pass.
+var ErrNotYet = errors.New("not yet")
+
+// ErrExpired is Broadcast's answer when the chain says the signed transaction can never be
+// included (a Tron transaction past its expiration that no block holds): its batch moved
+// nothing and its sweeps are released for a new one.
+var ErrExpired = errors.New("the transaction expired unincluded")
 
 var _ Mover = (*EVM)(nil)
 
@@ -229,9 +244,13 @@ func (s *Sweeper) network(ctx context.Context, network payoutv1.Network, to stri
 			pending[sw.Spec.Token] = append(pending[sw.Spec.Token], sw)
 		}
 	}
+	policy := s.Policy
+	if n := s.Mover.MaxItems(network); n > 0 && (policy.MaxItems <= 0 || n < policy.MaxItems) {
+		policy.MaxItems = n
+	}
 	next := time.Duration(0)
 	for _, token := range []payoutv1.Token{payoutv1.TokenUSDC, payoutv1.TokenUSDT} {
-		batch, wait := treasury.Schedule(treasury.Ready(pending[token], here), s.Now(), s.Policy)
+		batch, wait := treasury.Schedule(treasury.Ready(pending[token], here), s.Now(), policy)
 		if len(batch) == 0 {
 			if wait > 0 && (next == 0 || wait < next) {
 				next = wait
@@ -357,7 +376,10 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 			return 0, err
 		}
 		raw, hash, err := s.Mover.Sign(ctx, b.Spec.Network, b.Spec.Token, b.Spec.To, items, nonce)
-		if err != nil {
+		if errors.Is(err, ErrNotYet) {
+			logger.Info("sweep not signed yet", "why", err.Error())
+			return 3 * time.Second, nil
+		} else if err != nil {
 			return 0, err
 		}
 		b.Status = treasury.Signed(b.Status, from, nonce, raw, hash)
@@ -377,7 +399,9 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 			if err != nil {
 				return 0, fmt.Errorf("batch %s: stored transaction is not hex: %w", b.Name, err)
 			}
-			if err := s.Mover.Broadcast(ctx, b.Spec.Network, raw); err != nil {
+			if err := s.Mover.Broadcast(ctx, b.Spec.Network, raw); errors.Is(err, ErrExpired) {
+				b.Status = treasury.Expired(b.Status, err.Error(), s.Now())
+			} else if err != nil {
 				b.Status.Message = truncate(fmt.Sprintf("broadcast: %v; the same bytes are sent again", err))
 			} else {
 				b.Status = treasury.Broadcast(b.Status)
@@ -410,6 +434,14 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 				}
 			}
 		}
+		if controllerutil.ContainsFinalizer(b, payoutv1.MoneyFinalizer) {
+			if err := s.Mover.Finish(ctx, b.Spec.Network, itemsOf(b)); errors.Is(err, ErrNotYet) {
+				logger.Info("sweep batch settled; finishing", "why", err.Error())
+				return 3 * time.Second, nil
+			} else if err != nil {
+				return 0, err
+			}
+		}
 		if controllerutil.RemoveFinalizer(b, payoutv1.MoneyFinalizer) {
 			if err := s.Client.Update(ctx, b); err != nil {
 				return 0, err
@@ -417,6 +449,14 @@ func (s *Sweeper) drive(ctx context.Context, b *payoutv1.SweepBatch) (time.Durat
 		}
 	}
 	return 0, nil
+}
+
+func itemsOf(b *payoutv1.SweepBatch) []Item {
+	items := make([]Item, len(b.Spec.Items))
+	for i, it := range b.Spec.Items {
+		items[i] = Item{Address: it.Address, Path: it.Path, Amount: it.Amount}
+	}
+	return items
 }
 
 func truncate(s string) string {

@@ -317,9 +317,11 @@ type killAt struct {
 
 var errKilled = errors.New("killed")
 
+// Broadcast dies (panics with errKilled, which pass recovers): the pass ends there, with no
+// write after it, as a killed process's.
 func (k *killAt) Broadcast(ctx context.Context, network payoutv1.Network, raw []byte) error {
 	if k.killed {
-		return errKilled
+		panic(errKilled)
 	}
 	k.killed = true
 	if k.afterBroadcast {
@@ -327,14 +329,28 @@ func (k *killAt) Broadcast(ctx context.Context, network payoutv1.Network, raw []
 			return err
 		}
 	}
-	return errKilled
+	panic(errKilled)
 }
 
 func (k *killAt) Receipt(ctx context.Context, network payoutv1.Network, hash string) (*chain.TxObservation, error) {
 	if k.killed {
-		return nil, errKilled
+		panic(errKilled)
 	}
 	return k.Mover.Receipt(ctx, network, hash)
+}
+
+// pass runs one pass of s; a kill ends it where it happened and answers errKilled.
+func pass(s *Sweeper) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errKilled {
+				panic(r)
+			}
+			err = errKilled
+		}
+	}()
+	_, err = s.Pass(ctx)
+	return err
 }
 
 // TestCrashBetweenSigningAndBroadcast and TestCrashAfterBroadcastBeforeTheStatusWrite: a
@@ -350,7 +366,7 @@ func crashAndResume(t *testing.T, afterBroadcast bool) {
 	dying := &killAt{afterBroadcast: afterBroadcast}
 	s := r.sweeper(func(m Mover) Mover { dying.Mover = m; return dying })
 	for i := 0; !dying.killed && i < 20; i++ {
-		if _, err := s.Pass(ctx); err != nil && !errors.Is(err, errKilled) {
+		if err := pass(s); err != nil && !errors.Is(err, errKilled) {
 			t.Fatal(err)
 		}
 		chaintest.Mine(t, r.c, 1) // the delegate's deployment

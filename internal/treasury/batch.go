@@ -176,7 +176,15 @@ func Next(st payoutv1.SweepBatchStatus) Action {
 // transaction (or has one on its way).
 func Open(b *payoutv1.SweepBatch) bool {
 	s := b.Status.State
-	return s != payoutv1.SweepBatchConfirmed && s != payoutv1.SweepBatchReverted
+	return s != payoutv1.SweepBatchConfirmed && s != payoutv1.SweepBatchReverted && s != payoutv1.SweepBatchExpired
+}
+
+// Expired is the status once the chain says the signed transaction can never be included (why):
+// nothing moved, and its sweeps are released for a new batch, signed anew.
+func Expired(st payoutv1.SweepBatchStatus, why string, now time.Time) payoutv1.SweepBatchStatus {
+	st.State, st.ConfirmedAt = payoutv1.SweepBatchExpired, ptr.To(metav1.NewTime(now))
+	st.Message = truncate(fmt.Sprintf("the transaction %s can never be included (%s): nothing moved; its deposits are batched again", st.TxHash, why))
+	return st
 }
 
 // Signed is the batch's status once its transaction is signed: persisted before any broadcast.
@@ -270,6 +278,8 @@ func Settle(sw *payoutv1.Sweep, b *payoutv1.SweepBatch) (payoutv1.SweepStatus, b
 		return st, true
 	case payoutv1.SweepBatchReverted:
 		return Release(st, b.Name, "its batch's transaction reverted"), true
+	case payoutv1.SweepBatchExpired:
+		return Release(st, b.Name, "its batch's transaction expired unincluded"), true
 	}
 	return st, false
 }

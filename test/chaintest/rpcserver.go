@@ -19,6 +19,9 @@ type rpcServer struct {
 	mu    sync.Mutex
 	down  bool
 	calls map[string]int // per method, counted by the node's handler
+	// route, when set, answers the requests of other paths than the JSON-RPC's (called with mu
+	// held): ok is false for a path it does not serve, which then goes to the JSON-RPC handler.
+	route func(path string, body []byte) (out any, ok bool)
 }
 
 // start serves handle (called with mu held) until the end of the test and returns the
@@ -42,6 +45,12 @@ func (s *rpcServer) start(tb interface {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if s.route != nil {
+			if out, ok := s.route(r.URL.Path, body); ok {
+				_ = json.NewEncoder(w).Encode(out)
+				return
+			}
+		}
 		_ = json.NewEncoder(w).Encode(handle(body))
 	}))
 	tb.Cleanup(s.srv.Close)

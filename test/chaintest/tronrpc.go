@@ -36,6 +36,8 @@ var TronUSDT = common.HexToAddress("0xa614f803b6fd780986a42c78ec9c7f77e6ded13c")
 // the newest blocks by empty ones with other ids, SetDown makes the node answer HTTP 503.
 type TronRPCTestServer struct {
 	URL string
+	// HTTPURL is the root of the wallet HTTP API it serves too (tronwallet.go).
+	HTTPURL string
 
 	rpcServer     // mu guards the fields below
 	chainID       uint64
@@ -45,6 +47,7 @@ type TronRPCTestServer struct {
 	txSeq         uint64
 	maxBlockRange int64
 	decimals      map[common.Address]uint8 // the TRC-20 contracts it knows
+	wallet        tronWallet
 }
 
 // TronTokenCode is the runtime code eth_getCode answers for every contract the server knows.
@@ -73,9 +76,12 @@ func NewTronRPCTestServer(tb interface {
 	Cleanup(func())
 }, chainID uint64, head int) *TronRPCTestServer {
 	tb.Helper()
-	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000, decimals: map[common.Address]uint8{TronUSDT: 6}}
+	s := &TronRPCTestServer{chainID: chainID, maxBlockRange: 5000, decimals: map[common.Address]uint8{TronUSDT: 6},
+		wallet: tronWallet{accounts: map[common.Address]*tronAccount{}, balances: map[common.Address]map[common.Address]*big.Int{}, txs: map[common.Hash]*tronTx{}}}
 	s.mine(head + 1)
-	s.URL = s.start(tb, s.handle) + "/jsonrpc"
+	s.route = s.walletRoute
+	s.HTTPURL = s.start(tb, s.handle)
+	s.URL = s.HTTPURL + "/jsonrpc"
 	return s
 }
 
@@ -128,16 +134,23 @@ func (s *TronRPCTestServer) mine(n int) {
 		var id common.Hash
 		binary.BigEndian.PutUint64(id[:8], num)
 		copy(id[8:], sum[8:])
-		s.blocks = append(s.blocks, &tronTestBlock{number: num, hash: id, parent: parent, timestamp: 1_700_000_000 + 3*num, logs: s.pending})
+		logs := append(s.pending, s.execute(num)...)
+		s.blocks = append(s.blocks, &tronTestBlock{number: num, hash: id, parent: parent, timestamp: 1_700_000_000 + 3*num, logs: logs})
 		s.pending = nil
 	}
 }
 
 // Transfer queues a TRC-20 Transfer(from, to, amount) event of contract for the next mined block
-// and returns its transaction id.
+// and returns its transaction id. The wallet API sees to's balance grow at once (and from's
+// shrink, when from holds the amount: senders from outside hold nothing here).
 func (s *TronRPCTestServer) Transfer(contract, from, to common.Address, amount int64) common.Hash {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	units := big.NewInt(amount)
+	if b := s.wallet.balance(contract, from); b.Cmp(units) >= 0 {
+		b.Sub(b, units)
+	}
+	s.wallet.balance(contract, to).Add(s.wallet.balance(contract, to), units)
 	s.txSeq++
 	id := crypto.Keccak256Hash([]byte(fmt.Sprintf("tron test tx %d", s.txSeq)))
 	s.pending = append(s.pending, tronTestLog{contract: contract, from: from, to: to, amount: big.NewInt(amount), txID: id})

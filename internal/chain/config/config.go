@@ -17,7 +17,9 @@
 //     and platform addresses are Base58Check Tron addresses (T...). Confirmations default to
 //     20: java-tron solidifies a block (makes it irreversible) once 19 of the 27 super
 //     representatives have built on it; confirmations finalized follows java-tron's latest
-//     solidified block instead.
+//     solidified block instead. A tron treasury (Base58Check) also needs httpAPI, java-tron's
+//     HTTP API, where the sweeper builds and sends its transactions; energyWallet optionally
+//     pins the sweeper's key there (docs/operations/sweeper.md, "On Tron").
 //   - solana: JSON-RPC of a Solana (agave) node. A token's contract is its mint and its
 //     platformAddress the owner (wallet) address the fixed v2 deposits go to, both base58.
 //     There is no chain id; genesisHash (optional) pins the cluster, as chainID does on EVM
@@ -59,7 +61,9 @@
 //	      usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, platformAddress: <owner>}
 //	  tron:
 //	    rpc: [https://api.trongrid.io/jsonrpc]
+//	    httpAPI: https://api.trongrid.io
 //	    chainID: 728126428
+//	    treasury: <Base58Check address>
 //	    tokens:
 //	      usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}
 package config
@@ -168,9 +172,19 @@ type Network struct {
 	// GenesisHash (solana only), when set, is the genesis hash every endpoint must report
 	// (getGenesisHash) before it is used.
 	GenesisHash string `json:"genesisHash,omitempty"`
-	// Treasury (evm only) is the address the sweeper moves this network's v1 deposits to
-	// (docs/operations/sweeper.md). Without it the network's deposits stay at their addresses.
+	// Treasury (evm and tron) is the address the sweeper moves this network's v1 deposits to
+	// (docs/operations/sweeper.md): 0x hex on EVM networks, Base58Check on tron. Without it the
+	// network's deposits stay at their addresses.
 	Treasury string `json:"treasury,omitempty"`
+	// HTTPAPI (tron only) is the root URL of java-tron's HTTP API (a FullNode's port 8090, without
+	// /wallet), where the sweeper builds, broadcasts and follows its transactions: the
+	// Ethereum-compatible JSON-RPC sends none. Required with a treasury on tron.
+	HTTPAPI string `json:"httpAPI,omitempty"`
+	// EnergyWallet (tron only, optional) is the Base58Check address of the sweeper's gas key
+	// (--sweeper-gas-key-file) on Tron: the account that stakes TRX for energy (Stake 2.0) and
+	// delegates it to the deposit addresses it sweeps. When set, the sweeper refuses to start
+	// with a key of another address.
+	EnergyWallet string `json:"energyWallet,omitempty"`
 }
 
 // Token is one token contract on a network.
@@ -345,8 +359,9 @@ func KindOf(name payoutv1.Network) Kind {
 	return KindEVM
 }
 
-// Treasury is the treasury address of network, lower-case 0x hex; ok is false when the network is
-// not swept.
+// Treasury is the treasury address of network in lower case (0x hex, or a Tron address's
+// Base58Check lowered, as sweep batches record it: compare Tron addresses with EqualFold); ok is
+// false when the network is not swept.
 func (c *Config) Treasury(network payoutv1.Network) (string, bool) {
 	n, ok := c.Networks[network]
 	if !ok || n == nil || n.Treasury == "" {
@@ -487,10 +502,24 @@ func (c *Config) Validate() error {
 		}
 		switch {
 		case n.Treasury == "":
-		case d.Kind != KindEVM:
-			bad(p+".treasury", "only EVM networks are swept")
-		case !chain.IsEVMAddress(n.Treasury) || common0x(n.Treasury):
+		case d.Kind == KindSolana:
+			bad(p+".treasury", "solana deposits are v2 payments to the platform's address, which is the treasury: nothing is swept")
+		case d.Kind == KindTron && !chain.IsTronAddress(n.Treasury):
+			bad(p+".treasury", "%q is not a Tron address (Base58Check, 34 characters starting with T)", n.Treasury)
+		case d.Kind == KindTron && n.HTTPAPI == "":
+			bad(p+".httpAPI", "a tron treasury needs java-tron's HTTP API (the sweeper's transactions go there)")
+		case d.Kind == KindEVM && (!chain.IsEVMAddress(n.Treasury) || common0x(n.Treasury)):
 			bad(p+".treasury", "%q is not a non-zero EVM address", n.Treasury)
+		}
+		if n.HTTPAPI != "" || n.EnergyWallet != "" {
+			switch {
+			case d.Kind != KindTron:
+				bad(p+".httpAPI", "only tron networks take httpAPI and energyWallet")
+			case n.HTTPAPI != "" && checkURL(n.HTTPAPI) != nil:
+				bad(p+".httpAPI", "%s", checkURL(n.HTTPAPI))
+			case n.EnergyWallet != "" && !chain.IsTronAddress(n.EnergyWallet):
+				bad(p+".energyWallet", "%q is not a Tron address (Base58Check, 34 characters starting with T)", n.EnergyWallet)
+			}
 		}
 		if d.Kind != KindSolana && n.Confirmations < 0 && !n.Confirmations.IsFinalized() {
 			bad(p+".confirmations", "%d: must be at least 1, or finalized", n.Confirmations)

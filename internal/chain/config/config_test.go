@@ -64,6 +64,22 @@ networks:
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, treasury: "0x0000000000000000000000000000000000000000", tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
 			`networks.base.treasury: "0x0000000000000000000000000000000000000000" is not a non-zero EVM address`},
+		{"tron treasury without the HTTP API", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545/jsonrpc], chainID: 728126428, treasury: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t, tokens: {usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}}}`,
+			`networks.tron.httpAPI: a tron treasury needs java-tron's HTTP API (the sweeper's transactions go there)`},
+		{"tron treasury in hex", `
+networks:
+  tron: {rpc: [http://127.0.0.1:8545/jsonrpc], httpAPI: "http://127.0.0.1:8090", chainID: 728126428, treasury: "0xa614f803b6fd780986a42c78ec9c7f77e6ded13c", tokens: {usdt: {contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t}}}`,
+			`networks.tron.treasury: "0xa614f803b6fd780986a42c78ec9c7f77e6ded13c" is not a Tron address (Base58Check, 34 characters starting with T)`},
+		{"solana treasury", `
+networks:
+  solana: {rpc: [http://127.0.0.1:8899], treasury: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v, tokens: {usdc: {contract: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v}}}`,
+			`networks.solana.treasury: solana deposits are v2 payments to the platform's address, which is the treasury: nothing is swept`},
+		{"httpAPI on an EVM network", `
+networks:
+  base: {rpc: [http://127.0.0.1:8545], httpAPI: "http://127.0.0.1:8090", chainID: 8453, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,
+			`networks.base.httpAPI: only tron networks take httpAPI and energyWallet`},
 		{"bad treasury", `
 networks:
   base: {rpc: [http://127.0.0.1:8545], chainID: 8453, treasury: nope, tokens: {usdc: {contract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}}`,

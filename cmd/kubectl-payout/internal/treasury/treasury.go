@@ -43,7 +43,9 @@ func NewCmdTreasury(f *cli.Factory) *cobra.Command {
   STRANDED  due, but the sweeper stopped trying (its batches moved nothing three
             times), or a write-off it refused: an operator looks at the Sweep
 
-Amounts are in tokens (6 decimals). kubectl get sweeps -A lists every deposit's sweep.`,
+Solana has no v1 deposit addresses: its deposits are v2 payments to the platform's
+address, which is the treasury there, so nothing is swept; its line says so (kubectl
+payout ledger shows what it received). Amounts are in tokens (6 decimals). kubectl get sweeps -A lists every deposit's sweep.`,
 		Example: `  kubectl payout treasury
   kubectl payout treasury -o json`,
 		Args:              cobra.NoArgs,
@@ -68,6 +70,23 @@ type Row struct {
 	Held     string           `json:"held"`
 	Stranded string           `json:"stranded"`
 	Deposits int              `json:"deposits"`
+	// Note says why a network is not swept (solana); its amounts are then "-".
+	Note string `json:"note,omitempty"`
+}
+
+// solanaNote is Solana's line: its money is in the treasury when it arrives.
+const solanaNote = "not swept: v2 payments arrive at the platform's address, which is the treasury"
+
+// Rows are the report's lines of summaries, with Solana's said as not swept.
+func Rows(summaries []treasury.Summary) []Row {
+	rows := []Row{}
+	for _, s := range summaries {
+		rows = append(rows, Row{Network: s.Network, Token: s.Token, Swept: transfer.TokenAmount(s.Swept.String()),
+			Pending: transfer.TokenAmount(s.Pending.String()), Held: transfer.TokenAmount(s.Held.String()),
+			Stranded: transfer.TokenAmount(s.Stranded.String()), Deposits: s.Count})
+	}
+	// no v1 deposit is ever recorded on Solana (no per-transfer address exists there)
+	return append(rows, Row{Network: payoutv1.NetworkSolana, Token: payoutv1.TokenUSDC, Swept: "-", Pending: "-", Held: "-", Stranded: "-", Note: solanaNote})
 }
 
 // Run prints the report.
@@ -84,23 +103,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := c.List(ctx, &sweeps); err != nil {
 		return err
 	}
-	rows := []Row{}
-	for _, s := range treasury.Summarize(deps.Items, sweeps.Items) {
-		rows = append(rows, Row{Network: s.Network, Token: s.Token, Swept: transfer.TokenAmount(s.Swept.String()),
-			Pending: transfer.TokenAmount(s.Pending.String()), Held: transfer.TokenAmount(s.Held.String()),
-			Stranded: transfer.TokenAmount(s.Stranded.String()), Deposits: s.Count})
-	}
+	rows := Rows(treasury.Summarize(deps.Items, sweeps.Items))
 	if o.Output != cli.OutputText {
 		return cli.PrintStructured(o.Out, o.Output, rows)
 	}
-	if len(rows) == 0 {
-		_, err := fmt.Fprintln(o.Out, "No deposits recorded.")
-		return err
-	}
 	w := tabwriter.NewWriter(o.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NETWORK\tTOKEN\tSWEPT\tPENDING\tHELD\tSTRANDED\tDEPOSITS")
+	fmt.Fprintln(w, "NETWORK\tTOKEN\tSWEPT\tPENDING\tHELD\tSTRANDED\tDEPOSITS\tNOTE")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.Network, r.Token, r.Swept, r.Pending, r.Held, r.Stranded, r.Deposits)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Network, r.Token, r.Swept, r.Pending, r.Held, r.Stranded, r.Deposits, r.Note)
 	}
 	return w.Flush()
 }
