@@ -151,28 +151,12 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 	})
 
 	t.Run("kubectl apply --server-side installs it", func(t *testing.T) {
-		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-		if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.CommandContext(ctx, filepath.Join(assets(), "kubectl"), "--kubeconfig", kubeconfig,
-			"apply", "--server-side", "--field-manager=payout-install", "-f", "-")
-		cmd.Stdin = bytes.NewReader(data)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("kubectl apply: %v\n%s%s", err, stdout.String(), stderr.String())
-		}
-		if stderr.Len() > 0 {
-			t.Errorf("kubectl apply warned:\n%s", stderr.String())
-		}
-		for _, o := range objs {
-			got := &unstructured.Unstructured{}
-			got.SetGroupVersionKind(o.GroupVersionKind())
-			if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
-				t.Errorf("%s was not stored: %v", key(o), err)
-			}
-		}
+		kubectlApply(ctx, t, env, c, data, objs)
+	})
+
+	t.Run("with the dashboard and the wallet site (config/dashboard, config/kycsite), kubectl apply --server-side upgrades it", func(t *testing.T) {
+		data, objs := renderWith(t, "dashboard", "kycsite")
+		kubectlApply(ctx, t, env, c, data, objs)
 	})
 
 	t.Run("each identity has the access its code needs, and not more", func(t *testing.T) {
@@ -377,6 +361,35 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		syncs(ctx, t, cfg, serviceAccount("payout-facade"), facadeKinds)
 		syncs(ctx, t, cfg, serviceAccount("payout-controller"), all)
 	})
+}
+
+// kubectlApply applies a rendering as a platform team does, `kubectl apply --server-side` (strict
+// field validation), and fails on an error or a warning (a Pod Security violation among them) or
+// an object that was not stored.
+func kubectlApply(ctx context.Context, t *testing.T, env *envtest.Environment, c client.Client, data []byte, objs []*unstructured.Unstructured) {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(assets(), "kubectl"), "--kubeconfig", kubeconfig,
+		"apply", "--server-side", "--field-manager=payout-install", "-f", "-")
+	cmd.Stdin = bytes.NewReader(data)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("kubectl apply warned:\n%s", stderr.String())
+	}
+	for _, o := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(o.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
+			t.Errorf("%s was not stored: %v", key(o), err)
+		}
+	}
 }
 
 func waitEstablished(ctx context.Context, t *testing.T, c client.Client, name string) {

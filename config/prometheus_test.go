@@ -108,19 +108,7 @@ func TestAlertRules(t *testing.T) {
 // TestAlertRulesComponent: config/prometheus added to config/default, as
 // docs/operations/monitoring.md says, renders the rules beside the service in its namespace.
 func TestAlertRulesComponent(t *testing.T) {
-	overlay := t.TempDir()
-	rel := func(dir string) string { // kustomize takes no absolute path
-		p, err := filepath.Rel(overlay, filepath.Join(root, "config", dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	kustomization := "resources:\n- " + rel("default") + "\ncomponents:\n- " + rel("prometheus") + "\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objs := decode(t, kustomizeBuild(t, overlay))
+	_, objs := renderWith(t, "prometheus")
 	rule := find(t, objs, "PrometheusRule", "payout-alerts")
 	if rule.GetNamespace() != "payout-system" {
 		t.Errorf("the PrometheusRule is in namespace %q, want payout-system", rule.GetNamespace())
