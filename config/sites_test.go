@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -237,8 +238,8 @@ func checkSecretFile(t *testing.T, d *appsv1.Deployment, flag, path, secret stri
 			t.Errorf("%s: %s is volume %s, not Secret %s", d.Name, dir, v.Name, secret)
 			return
 		}
-		if v.Secret.DefaultMode == nil || *v.Secret.DefaultMode != 0o440 {
-			t.Errorf("%s: Secret %s's files have mode %v, want 0440", d.Name, secret, v.Secret.DefaultMode)
+		if m := v.Secret.DefaultMode; m == nil || *m != 0o440 {
+			t.Errorf("%s: Secret %s's files have mode %s, want 0440", d.Name, secret, fileMode(m))
 		}
 		if v.Secret.Optional != nil && *v.Secret.Optional {
 			t.Errorf("%s: Secret %s is optional, but payoutd does not start without %s", d.Name, secret, path)
@@ -279,4 +280,11 @@ func checkVariables(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.D
 			}
 		}
 	}
+}
+
+func fileMode(m *int32) string {
+	if m == nil {
+		return "unset"
+	}
+	return fmt.Sprintf("%#o", *m)
 }
