@@ -219,29 +219,8 @@ func TestManifests(t *testing.T) {
 	})
 
 	t.Run("each $(VAR) of the arguments has its variable, from an existing ConfigMap key", func(t *testing.T) {
-		ref := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
 		for _, d := range []*appsv1.Deployment{controller, facade} {
-			for _, c := range d.Spec.Template.Spec.Containers {
-				env := map[string]corev1.EnvVar{}
-				for _, e := range c.Env {
-					env[e.Name] = e
-				}
-				for _, a := range c.Args {
-					for _, m := range ref.FindAllStringSubmatch(a, -1) {
-						e, ok := env[m[1]]
-						if !ok {
-							t.Errorf("%s: %s uses $(%s), which is not set", d.Name, a, m[1])
-							continue
-						}
-						if cm := e.ValueFrom.ConfigMapKeyRef; cm != nil {
-							data, _, _ := unstructured.NestedStringMap(find(t, objs, "ConfigMap", cm.Name).Object, "data")
-							if _, ok := data[cm.Key]; !ok {
-								t.Errorf("%s: ConfigMap %s has no key %s", d.Name, cm.Name, cm.Key)
-							}
-						}
-					}
-				}
-			}
+			checkVariables(t, objs, d)
 		}
 	})
 
