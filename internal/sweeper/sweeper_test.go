@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,29 +121,34 @@ func (r *rig) sweeper(wrap func(Mover) Mover) *Sweeper {
 		Treasury: map[payoutv1.Network]string{payoutv1.NetworkBase: strings.ToLower(r.treasury.Hex())}, Now: time.Now}
 }
 
-// paidOut stores a completed v1 transfer whose deposit address received units on chain (one
-// log, recorded as the watcher records it), and returns its Deposit.
-func (r *rig) paidOut(units int64) *payoutv1.Deposit {
+// fund sends units to the deposit address of a new transfer id and returns the id, the address,
+// its key path, the transaction and its receipt (mined).
+func (r *rig) fund(units int64) (id, addr, path string, tx *types.Transaction, rc *types.Receipt) {
 	r.t.Helper()
 	r.seq++
-	id := fmt.Sprintf("%024x", time.Now().UnixNano()+int64(r.seq))
+	id = fmt.Sprintf("%024x", time.Now().UnixNano()+int64(r.seq))
 	pub, err := r.keys.Public()
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	addr, path, err := pub.DepositAddress(payoutv1.NetworkBase, id)
-	if err != nil {
+	if addr, path, err = pub.DepositAddress(payoutv1.NetworkBase, id); err != nil {
 		r.t.Fatal(err)
 	}
-	tx, err := r.c.SendTransfer(ctx, r.set.FundedKey, devchain.USDC, common.HexToAddress(addr), big.NewInt(units))
-	if err != nil {
+	if tx, err = r.c.SendTransfer(ctx, r.set.FundedKey, devchain.USDC, common.HexToAddress(addr), big.NewInt(units)); err != nil {
 		r.t.Fatal(err)
 	}
 	chaintest.Mine(r.t, r.c, 1)
-	rc, err := r.c.WaitMined(ctx, tx.Hash())
-	if err != nil {
+	if rc, err = r.c.WaitMined(ctx, tx.Hash()); err != nil {
 		r.t.Fatal(err)
 	}
+	return id, addr, path, tx, rc
+}
+
+// paidOut stores a completed v1 transfer whose deposit address received units on chain (one
+// log, recorded as the watcher records it), and returns its Deposit.
+func (r *rig) paidOut(units int64) *payoutv1.Deposit {
+	r.t.Helper()
+	id, addr, path, tx, rc := r.fund(units)
 	t := testgen.Transfer(r.ns, id, func(t *payoutv1.Transfer) {
 		t.Spec.DepositAddress, t.Spec.DepositPath, t.Spec.WalletAddress = addr, path, evm.Hex(crypto.PubkeyToAddress(r.set.FundedKey.PublicKey))
 		usd := fmt.Sprintf("%d.%02d", units/1e6, units%1e6/1e4) // units are whole cents
@@ -180,23 +186,30 @@ func (r *rig) paidOut(units int64) *payoutv1.Deposit {
 // Confirmed (or the deadline).
 func (r *rig) untilSwept(s *Sweeper, deps ...*payoutv1.Deposit) {
 	r.t.Helper()
+	passUntil(r.t, s, func() { chaintest.Mine(r.t, r.c, 1) }, func(*payoutv1.Sweep) bool { return true }, deps...)
+}
+
+// passUntil runs passes of s, calling next (a block mined) after each, until every deposit's
+// sweep is Confirmed and done says so of it, or 60 s have passed.
+func passUntil(t testing.TB, s *Sweeper, next func(), done func(*payoutv1.Sweep) bool, deps ...*payoutv1.Deposit) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, err := s.Pass(ctx)
-		done := true
+		all := true
 		for _, d := range deps {
 			sw := &payoutv1.Sweep{}
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), sw); err != nil || sw.Status.State != payoutv1.SweepConfirmed {
-				done = false
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), sw); err != nil || sw.Status.State != payoutv1.SweepConfirmed || !done(sw) {
+				all = false
 			}
 		}
-		if done {
+		if all {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("not swept after 60 s; last pass: %v", err)
+			t.Fatalf("not swept after 60 s; last pass: %v", err)
 		}
-		chaintest.Mine(r.t, r.c, 1)
+		next()
 	}
 }
 
@@ -402,25 +415,7 @@ func crashAndResume(t *testing.T, afterBroadcast bool) {
 // arrived after the transfer's account was deleted: in OrphanNamespace, with no transfer.
 func (r *rig) orphan(units int64) *payoutv1.Deposit {
 	r.t.Helper()
-	r.seq++
-	id := fmt.Sprintf("%024x", time.Now().UnixNano()+int64(r.seq))
-	pub, err := r.keys.Public()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	addr, _, err := pub.DepositAddress(payoutv1.NetworkBase, id)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	tx, err := r.c.SendTransfer(ctx, r.set.FundedKey, devchain.USDC, common.HexToAddress(addr), big.NewInt(units))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	chaintest.Mine(r.t, r.c, 1)
-	rc, err := r.c.WaitMined(ctx, tx.Hash())
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	id, addr, _, tx, rc := r.fund(units)
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}); client.IgnoreAlreadyExists(err) != nil {
 		r.t.Fatal(err)
 	}

@@ -159,29 +159,10 @@ func (r *tronRig) at(d *payoutv1.Deposit) common.Address {
 // Confirmed and its batch finished (the energy taken back), or the deadline.
 func (r *tronRig) untilSwept(s *Sweeper, deps ...*payoutv1.Deposit) {
 	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		_, err := s.Pass(ctx)
-		done := true
-		for _, d := range deps {
-			sw := &payoutv1.Sweep{}
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), sw); err != nil || sw.Status.State != payoutv1.SweepConfirmed {
-				done = false
-				continue
-			}
-			b := &payoutv1.SweepBatch{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Name: sw.Status.Batch}, b); err != nil || len(b.Finalizers) > 0 {
-				done = false
-			}
-		}
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("not swept after 60 s; last pass: %v", err)
-		}
-		r.srv.Mine(1)
-	}
+	passUntil(r.t, s, func() { r.srv.Mine(1) }, func(sw *payoutv1.Sweep) bool {
+		b := &payoutv1.SweepBatch{}
+		return env.Client.Get(ctx, client.ObjectKey{Name: sw.Status.Batch}, b) == nil && len(b.Finalizers) == 0
+	}, deps...)
 }
 
 // expectSwept checks that deps are in the treasury to the base unit, each by one transfer its
