@@ -283,7 +283,7 @@ test-payoutd: control-plane anvil redis-server ginkgo ## payoutd's end-to-end su
 	$(stage-done)
 
 .PHONY: test-browser
-test-browser: control-plane chromium axe-core ## The dashboard's and the wallet site's pages in a real Chromium (chromedp), axe-core on each.
+test-browser: control-plane anvil chromium axe-core ## The dashboard's and the wallet site's pages in a real Chromium (chromedp), axe-core on each; a transfer on a whole payoutd with anvil.
 	go test -count=1 -timeout 15m ./test/browser/...
 	$(stage-done)
 

@@ -209,7 +209,7 @@ func CheckAxe(t testing.TB, page context.Context, what string) {
 	}
 }
 
-// Screenshot writes a PNG of the page to $PAYOUT_SCREENSHOTS/name when that is set (the
+// Screenshot writes a PNG of the whole page to $PAYOUT_SCREENSHOTS/name when that is set (the
 // README's pictures: PAYOUT_SCREENSHOTS=docs/img, relative to the module), and nothing
 // otherwise.
 func Screenshot(t testing.TB, page context.Context, name string) {
@@ -226,7 +226,8 @@ func Screenshot(t testing.TB, page context.Context, name string) {
 		}
 		dir = filepath.Join(root, dir)
 	}
-	png, err := Run(page, chromedp.CaptureScreenshot())
+	// the whole page, not the window: the transfer page's status is below the fold
+	png, err := Run(page, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
