@@ -201,13 +201,14 @@ rollback-manifests: kustomize ## Render the previous release's config/default (h
 # printed when it ends (--output-sync): most of their wall time is specs waiting on blocks, polls
 # and processes, not the CPU. One after another they took 19 minutes on 2 cores; all six at
 # once 14, but at a load average above 25, where a watcher's heartbeat can age past its limit
-# and a spec's deposit option turns unavailable. TEST_JOBS stages run at once, longest first.
+# and a spec's deposit option turns unavailable. TEST_JOBS stages run at once, longest first;
+# a failed stage does not stop the others (--keep-going), so one run shows every failure.
 TEST_STAGES := test-payoutd test-conformance test-envtest-suites test-browser test-integration test-fuzz
 TEST_JOBS ?= 4
 
 .PHONY: test
 test: check-generated check-third-party check-fmt vet lint-openapi ## Everything CI runs.
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target TEST_T0=$$(date +%s) $(TEST_STAGES)
+	$(MAKE) --no-print-directory --keep-going -j$(TEST_JOBS) --output-sync=target TEST_T0=$$(date +%s) $(TEST_STAGES)
 
 # The last line of a stage under `make test`: when it ended, counted from the stages' start.
 stage-done = $(if $(TEST_T0),@echo "$@: passed $$(( $$(date +%s) - $(TEST_T0) )) s after make test's stages began")

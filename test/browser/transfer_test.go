@@ -21,13 +21,17 @@ import (
 // fees, the transfer's page with the address, the exact amount and the QR code; the deposit
 // sent on anvil, and the page's status reaching completed by itself, in the same document;
 // the transfers list; another account's user gets 404 on its URLs. axe-core on each page.
+//
+// Pages are opened by address (chromedp.Navigate waits for their load) rather than by a click on
+// the navigation: a click can land while the sign-in's last redirect still replaces the document,
+// and the next action then names a node of the old one ("Could not find node with given id").
 func TestTransferPage(t *testing.T) {
 	p := startPayoutd(t)
 	b := browser.Start(t)
 	page := b.Page(t)
 	must(t, browser.SignIn(page, p.dash, "carol", "carol-pw"), "sign-in")
 
-	must(t, browser.Do(page, chromedp.Click(chromedp.CSS(`nav a[href="recipients"]`), chromedp.NodeVisible),
+	must(t, browser.Do(page, chromedp.Navigate(p.dash+"recipients"),
 		chromedp.WaitVisible(chromedp.ID("currency")), chromedp.SetValue(chromedp.ID("currency"), "EUR"),
 		chromedp.Click(chromedp.CSS(`form[action="recipient"] button`)), chromedp.WaitVisible(chromedp.ID("d-iban")),
 		chromedp.SetValue(chromedp.ID("d-legalType"), "PRIVATE"),
@@ -37,7 +41,7 @@ func TestTransferPage(t *testing.T) {
 	must(t, browser.WaitURL(page, p.dash+"recipients"), "back to the recipients")
 
 	// the quote: the recipient, the amount, USDC on base, v1
-	must(t, browser.Do(page, chromedp.Click(chromedp.CSS(`nav a[href="transfer-new"]`), chromedp.NodeVisible),
+	must(t, browser.Do(page, chromedp.Navigate(p.dash+"transfer-new"),
 		chromedp.WaitVisible(chromedp.ID("recipientId"))), "the new transfer page")
 	browser.CheckAxe(t, page, "the new transfer page")
 	rid := eval[string](t, page, `[...document.querySelectorAll("#recipientId option")].find(o => o.textContent.startsWith("Erika Mustermann")).value`)
@@ -110,7 +114,7 @@ func TestTransferPage(t *testing.T) {
 	browser.CheckAxe(t, page, "the completed transfer page")
 	browser.Screenshot(t, page, "dashboard-transfer.png")
 
-	must(t, browser.Do(page, chromedp.Click(chromedp.CSS(`nav a[href="transfers"]`), chromedp.NodeVisible),
+	must(t, browser.Do(page, chromedp.Navigate(p.dash+"transfers"),
 		chromedp.WaitVisible(chromedp.ID("transfers-table"))), "the transfers list")
 	row := fmt.Sprintf(`tr[data-transfer-id=%q]`, id)
 	if got := eval[string](t, page, fmt.Sprintf(`(() => { const r = document.querySelector(%q); return r === null ? "" : r.querySelector("td[data-status]").dataset.status })()`, row)); got != "completed" {
