@@ -80,6 +80,17 @@ func Do(page context.Context, steps ...chromedp.Action[chromedp.Void]) error {
 	return chromedp.Do(ctx, steps...)
 }
 
+// Navigates runs steps that end in a navigation (a click on a link or on a form's button) and
+// returns once the new document has loaded (chromedp.RunResponse), bounded by Timeout. An action
+// that follows a navigating click in the same Do can otherwise query the document being
+// replaced and fail with "Could not find node with given id" (seen on a loaded machine).
+func Navigates(page context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(page, Timeout)
+	defer cancel()
+	_, err := chromedp.RunResponse(ctx, steps...)
+	return err
+}
+
 // Run runs one action that returns a value, bounded by Timeout.
 func Run[T any](page context.Context, a chromedp.Action[T]) (T, error) {
 	ctx, cancel := context.WithTimeout(page, Timeout)

@@ -22,9 +22,8 @@ import (
 // sent on anvil, and the page's status reaching completed by itself, in the same document;
 // the transfers list; another account's user gets 404 on its URLs. axe-core on each page.
 //
-// Pages are opened by address (chromedp.Navigate waits for their load) rather than by a click on
-// the navigation: a click can land while the sign-in's last redirect still replaces the document,
-// and the next action then names a node of the old one ("Could not find node with given id").
+// Pages are opened by address (chromedp.Navigate waits for their load), and every click that
+// sends a form is run by browser.Navigates, which returns once the next document has loaded.
 func TestTransferPage(t *testing.T) {
 	p := startPayoutd(t)
 	b := browser.Start(t)
@@ -32,12 +31,13 @@ func TestTransferPage(t *testing.T) {
 	must(t, browser.SignIn(page, p.dash, "carol", "carol-pw"), "sign-in")
 
 	must(t, browser.Do(page, chromedp.Navigate(p.dash+"recipients"),
-		chromedp.WaitVisible(chromedp.ID("currency")), chromedp.SetValue(chromedp.ID("currency"), "EUR"),
-		chromedp.Click(chromedp.CSS(`form[action="recipient"] button`)), chromedp.WaitVisible(chromedp.ID("d-iban")),
+		chromedp.WaitVisible(chromedp.ID("currency")), chromedp.SetValue(chromedp.ID("currency"), "EUR")), "the recipients page")
+	must(t, browser.Navigates(page, chromedp.Click(chromedp.CSS(`form[action="recipient"] button`))), "the EUR recipient form")
+	must(t, browser.Do(page, chromedp.WaitVisible(chromedp.ID("d-iban")),
 		chromedp.SetValue(chromedp.ID("d-legalType"), "PRIVATE"),
 		chromedp.SendKeys(chromedp.ID("accountHolderName"), "Erika Mustermann"),
-		chromedp.SendKeys(chromedp.ID("d-iban"), "DE89370400440532013000"),
-		chromedp.Click(chromedp.CSS(`button.primary`))), "an EUR recipient")
+		chromedp.SendKeys(chromedp.ID("d-iban"), "DE89370400440532013000")), "an EUR recipient's details")
+	must(t, browser.Navigates(page, chromedp.Click(chromedp.CSS(`button.primary`))), "an EUR recipient")
 	must(t, browser.WaitURL(page, p.dash+"recipients"), "back to the recipients")
 
 	// the quote: the recipient, the amount, USDC on base, v1
@@ -50,8 +50,9 @@ func TestTransferPage(t *testing.T) {
 	}
 	must(t, browser.Do(page, chromedp.SetValue(chromedp.ID("recipientId"), rid),
 		chromedp.SendKeys(chromedp.ID("amount"), "12.50"), chromedp.SetValue(chromedp.ID("option"), "usdc/base"),
-		chromedp.Click(chromedp.ID("method-v1")), chromedp.Click(chromedp.ID("get-quote")),
-		chromedp.WaitVisible(chromedp.ID("quote"))), "the quote")
+		chromedp.Click(chromedp.ID("method-v1"))), "the quote's fields")
+	must(t, browser.Navigates(page, chromedp.Click(chromedp.ID("get-quote"))), "the quote")
+	must(t, browser.Do(page, chromedp.WaitVisible(chromedp.ID("quote"))), "the quote shown")
 	if got := text(t, page, "#quote-source-amount"); got != "12.50 USD" {
 		t.Errorf("the quote sends %q, want 12.50 USD", got)
 	}
@@ -64,8 +65,9 @@ func TestTransferPage(t *testing.T) {
 
 	wallet := crypto.PubkeyToAddress(p.funded.PublicKey).Hex()
 	must(t, browser.Do(page, chromedp.SetValue(chromedp.ID("customer_email"), "payer@example.com"),
-		chromedp.SetValue(chromedp.ID("wallet_address"), wallet), chromedp.Click(chromedp.ID("create-transfer")),
-		chromedp.WaitVisible(chromedp.ID("transfer-id"))), "creating the transfer")
+		chromedp.SetValue(chromedp.ID("wallet_address"), wallet)), "the transfer's fields")
+	must(t, browser.Navigates(page, chromedp.Click(chromedp.ID("create-transfer"))), "creating the transfer")
+	must(t, browser.Do(page, chromedp.WaitVisible(chromedp.ID("transfer-id"))), "the transfer's page")
 	id := text(t, page, "#transfer-id")
 	if loc, err := browser.Run(page, chromedp.Location()); err != nil || loc != p.dash+"transfer?id="+id {
 		t.Fatalf("after the create the page is at %s (%v)", loc, err)
