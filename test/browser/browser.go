@@ -80,10 +80,11 @@ func Do(page context.Context, steps ...chromedp.Action[chromedp.Void]) error {
 	return chromedp.Do(ctx, steps...)
 }
 
-// Navigates runs steps that end in a navigation (a click on a link or on a form's button) and
-// returns once the new document has loaded (chromedp.RunResponse), bounded by Timeout. An action
-// that follows a navigating click in the same Do can otherwise query the document being
-// replaced and fail with "Could not find node with given id" (seen on a loaded machine).
+// Navigates runs steps that end in a navigation (a click on a link or on a form's button, or a
+// chromedp.SetValue on a refresh-on-change field: SetValue sends a change event, and app.js
+// sends the form) and returns once the new document has loaded (chromedp.RunResponse), bounded
+// by Timeout. An action that follows such a step in the same Do can otherwise query the
+// document being replaced and fail with "Could not find node with given id" (seen in CI).
 func Navigates(page context.Context, steps ...chromedp.Action[chromedp.Void]) error {
 	ctx, cancel := context.WithTimeout(page, Timeout)
 	defer cancel()

@@ -22,8 +22,9 @@ import (
 // sent on anvil, and the page's status reaching completed by itself, in the same document;
 // the transfers list; another account's user gets 404 on its URLs. axe-core on each page.
 //
-// Pages are opened by address (chromedp.Navigate waits for their load), and every click that
-// sends a form is run by browser.Navigates, which returns once the next document has loaded.
+// Pages are opened by address (chromedp.Navigate waits for their load), and every action that
+// sends a form (a click on its button, a refresh-on-change field's change) is run by
+// browser.Navigates, which returns once the next document has loaded.
 func TestTransferPage(t *testing.T) {
 	p := startPayoutd(t)
 	b := browser.Start(t)
@@ -33,8 +34,10 @@ func TestTransferPage(t *testing.T) {
 	must(t, browser.Do(page, chromedp.Navigate(p.dash+"recipients"),
 		chromedp.WaitVisible(chromedp.ID("currency")), chromedp.SetValue(chromedp.ID("currency"), "EUR")), "the recipients page")
 	must(t, browser.Navigates(page, chromedp.Click(chromedp.CSS(`form[action="recipient"] button`))), "the EUR recipient form")
+	// the recipient type is a refresh-on-change field: its change event (SetValue sends one)
+	// sends the form, and the fields are typed into the page that comes back
+	must(t, browser.Navigates(page, chromedp.SetValue(chromedp.ID("d-legalType"), "PRIVATE")), "a person")
 	must(t, browser.Do(page, chromedp.WaitVisible(chromedp.ID("d-iban")),
-		chromedp.SetValue(chromedp.ID("d-legalType"), "PRIVATE"),
 		chromedp.SendKeys(chromedp.ID("accountHolderName"), "Erika Mustermann"),
 		chromedp.SendKeys(chromedp.ID("d-iban"), "DE89370400440532013000")), "an EUR recipient's details")
 	must(t, browser.Navigates(page, chromedp.Click(chromedp.CSS(`button.primary`))), "an EUR recipient")
