@@ -31,42 +31,10 @@ import (
 // Deposit object says and the ledger balances; one base unit more sent to it on chain, that no
 // deposit records, fails ChainAgrees, naming the address, and its metric counts it.
 func TestCheckerReadsTheChain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test starts anvil and an API server")
-	}
-	ctx := context.Background()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	ch, err := evm.NewChain(payoutv1.NetworkBase, chaintest.Network(c, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	lr := newRig(t)
+	ctx, env, set, c, ch := lr.ctx, lr.env, lr.set, lr.c, lr.ch
 	address := common.BytesToAddress(crypto.Keccak256([]byte("a deposit address")))
-	rc, err := c.Transfer(ctx, set.RefundKey, devchain.USDC, address, big.NewInt(5_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-ledger"}}
-	if err := env.Client.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	tx := rc.TxHash.Hex()
-	dep := &payoutv1.Deposit{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: payoutv1.DepositName(payoutv1.NetworkBase, tx, 0)},
-		Spec: payoutv1.DepositSpec{Transfer: "0123456789abcdef01234567", Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
-			Contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", To: evm.Hex(address), From: "0x1111111111111111111111111111111111111111",
-			Amount: "5000000", TxHash: tx, BlockNumber: rc.BlockNumber.Int64(), BlockHash: rc.BlockHash.Hex(),
-			BlockTime: metav1.NewTime(time.Now().Add(-time.Minute)), Confirmations: 1},
-	}
-	if err := env.Client.Create(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
+	lr.record(address, 5_000_000)
 	checker := &gather.Checker{Client: env.Client, Balances: gather.EVMBalances(map[payoutv1.Network]*evm.Chain{payoutv1.NetworkBase: ch}),
 		Interval: time.Minute, Clock: clock.RealClock{}, Log: logr.Discard()}
 
@@ -111,45 +79,8 @@ func TestMetricsKnowEveryInvariant(t *testing.T) {
 // reads only those the ledger says hold tokens, or with a deposit or sweep since: an address
 // swept empty is not read again until a new deposit arrives there.
 func TestSecondCheckReadsFewerAddresses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test starts anvil and an API server")
-	}
-	ctx := context.Background()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	set := devchain.StartForTest(t, devchain.Base)
-	c := set.Chains[devchain.Base]
-	ch, err := evm.NewChain(payoutv1.NetworkBase, chaintest.Network(c, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-ledger"}}
-	if err := env.Client.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	// record sends units to address on chain and stores its Deposit, as the watcher does
-	record := func(address common.Address, units int64) *payoutv1.Deposit {
-		t.Helper()
-		rc, err := c.Transfer(ctx, set.RefundKey, devchain.USDC, address, big.NewInt(units))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx := rc.TxHash.Hex()
-		dep := &payoutv1.Deposit{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: payoutv1.DepositName(payoutv1.NetworkBase, tx, 0)},
-			Spec: payoutv1.DepositSpec{Transfer: "0123456789abcdef01234567", Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
-				Contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", To: evm.Hex(address), From: "0x1111111111111111111111111111111111111111",
-				Amount: fmt.Sprint(units), TxHash: tx, BlockNumber: rc.BlockNumber.Int64(), BlockHash: rc.BlockHash.Hex(),
-				BlockTime: metav1.NewTime(time.Now().Add(-time.Minute)), Confirmations: 1},
-		}
-		if err := env.Client.Create(ctx, dep); err != nil {
-			t.Fatal(err)
-		}
-		return dep
-	}
+	lr := newRig(t)
+	ctx, env, c, ch, record := lr.ctx, lr.env, lr.c, lr.ch, lr.record
 	held := common.BytesToAddress(crypto.Keccak256([]byte("an address that holds its deposit")))
 	swept := common.BytesToAddress(crypto.Keccak256([]byte("an address swept empty")))
 	record(held, 5_000_000)
@@ -171,7 +102,7 @@ func TestSecondCheckReadsFewerAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := metav1.Now()
-	sw := &payoutv1.Sweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: dep.Name},
+	sw := &payoutv1.Sweep{ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: dep.Name},
 		Spec: payoutv1.SweepSpec{Transfer: dep.Spec.Transfer, Network: dep.Spec.Network, Token: dep.Spec.Token, Address: strings.ToLower(dep.Spec.To),
 			Path: "1/2/3/4", Amount: dep.Spec.Amount, DepositTxHash: dep.Spec.TxHash, Reason: payoutv1.SweepPaidOut}}
 	if err := env.Client.Create(ctx, sw); err != nil {
@@ -212,4 +143,60 @@ func TestSecondCheckReadsFewerAddresses(t *testing.T) {
 	if len(read[2]) != 2 {
 		t.Fatalf("after a deposit at %s the check read %v", evm.Hex(swept), read[2])
 	}
+}
+
+// rig is a real API server with the namespace payout-ledger, and anvil's base chain read as the
+// checker reads it.
+type rig struct {
+	t   *testing.T
+	ctx context.Context
+	env *testenv.Env
+	set *devchain.Set
+	c   *devchain.Chain
+	ch  *evm.Chain
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test starts anvil and an API server")
+	}
+	ctx := context.Background()
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	set := devchain.StartForTest(t, devchain.Base)
+	c := set.Chains[devchain.Base]
+	ch, err := evm.NewChain(payoutv1.NetworkBase, chaintest.Network(c, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payout-ledger"}}
+	if err := env.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, ctx: ctx, env: env, set: set, c: c, ch: ch}
+}
+
+// record sends units to address on chain and stores its Deposit, as the watcher does.
+func (r *rig) record(address common.Address, units int64) *payoutv1.Deposit {
+	r.t.Helper()
+	rc, err := r.c.Transfer(r.ctx, r.set.RefundKey, devchain.USDC, address, big.NewInt(units))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tx := rc.TxHash.Hex()
+	dep := &payoutv1.Deposit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "payout-ledger", Name: payoutv1.DepositName(payoutv1.NetworkBase, tx, 0)},
+		Spec: payoutv1.DepositSpec{Transfer: "0123456789abcdef01234567", Network: payoutv1.NetworkBase, Token: payoutv1.TokenUSDC,
+			Contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", To: evm.Hex(address), From: "0x1111111111111111111111111111111111111111",
+			Amount: fmt.Sprint(units), TxHash: tx, BlockNumber: rc.BlockNumber.Int64(), BlockHash: rc.BlockHash.Hex(),
+			BlockTime: metav1.NewTime(time.Now().Add(-time.Minute)), Confirmations: 1},
+	}
+	if err := r.env.Client.Create(r.ctx, dep); err != nil {
+		r.t.Fatal(err)
+	}
+	return dep
 }
