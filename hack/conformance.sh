@@ -69,6 +69,16 @@ if [ -n "$cases" ]; then
   status=${PIPESTATUS[0]}
   set -e
   if [ "$status" -ne 0 ]; then
+    # CI keeps only this script's output: print what each failing case said (go test -v's
+    # indented "file_test.go:N:" lines and their continuation), and the instance's last errors.
+    echo "conformance: what the failing cases said:"
+    failed=$(sed -n -E 's/^ *--- FAIL: ([^ ]+).*/\1/p' "$dev/conformance.log" | paste -sd' ' -)
+    awk -v failed=" $failed " '/^=== (RUN|CONT|PAUSE|NAME)/ {name=$3; next}
+         /^    [A-Za-z0-9_]+_test\.go:[0-9]+:/ {cont = index(failed, " " name " ") > 0; if (cont) print name ": " $0; next}
+         cont && /^        / {print name ": " $0; next}
+         {cont=0}' "$dev/conformance.log" | head -n 200
+    echo "conformance: the instance's last error lines:"
+    grep -i -E 'error|panic|fail' "$log" | tail -n 40 || true
     echo "conformance: listed cases failed (full output: $dev/conformance.log; instance log: $log)"
     exit "$status"
   fi
