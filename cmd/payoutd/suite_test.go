@@ -35,6 +35,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/refdata"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
+	"github.com/stablepay/payout-operator/internal/freeport"
 	"github.com/stablepay/payout-operator/test/testenv"
 )
 
@@ -178,10 +179,9 @@ func waitBaseAvailable() {
 
 func freeAddr() string {
 	GinkgoHelper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	addr, err := freeport.Loopback()
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func ping(url string) error {

@@ -30,6 +30,7 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/admin"
+	"github.com/stablepay/payout-operator/internal/freeport"
 	"github.com/stablepay/payout-operator/internal/scheme"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
@@ -85,12 +86,10 @@ func instance(ctx context.Context) (vars map[string]string, pprofBase string, st
 	if err != nil {
 		return nil, "", nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	pprofAddr, err := freeport.Loopback()
 	if err != nil {
 		return nil, "", nil, err
 	}
-	pprofAddr := ln.Addr().String()
-	_ = ln.Close()
 	// as `make run` starts it (Makefile), with the pprof endpoint added
 	cmd := exec.Command("bin/payout-dev", "--dir", dir, "--assets", "bin/k8s", "--crds", "config/crd/bases",
 		"--policies", "config/policy", "--bin", "bin", "--anvil", "bin/anvil", "--quiet", "--payoutd-arg=--pprof-address="+pprofAddr)

@@ -3,7 +3,6 @@ package browser_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/devenv"
 	"github.com/stablepay/payout-operator/internal/dev/devoidc"
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
+	"github.com/stablepay/payout-operator/internal/freeport"
 )
 
 // payoutd is the whole service as its binary runs it — facade and dashboard, controllers, the
@@ -126,10 +126,9 @@ func baseAvailable(ctx context.Context, url string) bool {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	addr, err := freeport.Loopback()
 	must(t, err, "a free port")
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // errorLines is the last n lines of payoutd's log at level error.

@@ -12,7 +12,6 @@ package pgtest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stablepay/payout-operator/internal/freeport"
 )
 
 // TB is the part of testing.TB (and of Ginkgo's GinkgoT()) the server needs.
@@ -105,7 +106,7 @@ func start() (*Server, error) {
 // Start (re)starts a stopped server on its port.
 func (s *Server) Start() error {
 	if s.port == 0 {
-		p, err := freePort()
+		p, err := freeport.Port()
 		if err != nil {
 			return err
 		}
@@ -161,15 +162,6 @@ func unprivileged() (*syscall.Credential, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root and neither a postgres nor a nobody user exists to run PostgreSQL as")
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // binDir finds the server binaries. Installing them is the set-up's job (hack/postgres.sh), not

@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/stablepay/payout-operator/internal/freeport"
 )
 
 // EnvBinary names a redis-server binary to use instead of the one on PATH.
@@ -66,7 +67,7 @@ func Start(dir string) (*Server, error) {
 	s := &Server{bin: bin, dir: dir}
 	// a free port can be taken between choosing it and binding it: choose again
 	for attempt := 0; ; attempt++ {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = freeport.Port(); err != nil {
 			return nil, err
 		}
 		if err = s.start(); err == nil {
@@ -184,15 +185,6 @@ func StartForTest(tb TB) *Server {
 	}
 	tb.Cleanup(func() { _ = s.Stop() })
 	return s
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func ping(addr string) error {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/admin"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/dev/devchain"
+	"github.com/stablepay/payout-operator/internal/freeport"
 	"github.com/stablepay/payout-operator/internal/kycsite"
 	"github.com/stablepay/payout-operator/internal/manifest"
 	"github.com/stablepay/payout-operator/internal/scheme"
@@ -139,11 +139,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer svc.stop()
 
-	apiAddr, err := freeLoopbackAddr()
+	apiAddr, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
-	probeAddr, err := freeLoopbackAddr()
+	probeAddr, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}, append(append(svc.payoutdArgs(), dash.args...), cfg.PayoutdArgs...)...)}
 	stopped := d.supervise(ctx)
 	// the sweeper: its own process, as its own Deployment (docs/operations/sweeper.md)
-	sweeperProbe, err := freeLoopbackAddr()
+	sweeperProbe, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
@@ -375,15 +375,6 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // lock takes an exclusive lock on path for the life of the run: two `make run` in one

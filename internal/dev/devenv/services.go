@@ -23,6 +23,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/dev/simbank"
 	"github.com/stablepay/payout-operator/internal/dev/simkyc"
 	"github.com/stablepay/payout-operator/internal/dev/smtpsink"
+	"github.com/stablepay/payout-operator/internal/freeport"
 )
 
 // The dev services beside the control plane and the chains: the simulated bank, the SMTP sink,
@@ -145,7 +146,7 @@ func (s *services) payoutdArgs() []string {
 // startKYC picks the wallet verification site's address and starts the simulated KYC vendor
 // that calls it back.
 func (s *services) startKYC() error {
-	addr, err := freeLoopbackAddr()
+	addr, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
