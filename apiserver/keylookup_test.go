@@ -58,6 +58,41 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		Expect(errorText(c.get(path), 401)).To(Equal(msgBadKey))
 	})
 
+	It("keeps answering a key it has read while new keys or random ids spend the read budget", func() {
+		// While the informer lags, every request of a new key is read past the cache: a key that
+		// had just answered 200 got 401 (counted against its caller) once other new keys or a
+		// spray had spent the budget. Its reads past the budget are still reads, so its
+		// revocation counts at once.
+		_, key, lagging, informers := uncachedAccount("facade-known")
+		var reads atomic.Int64
+		cfg := baseCfg
+		cfg.Client, cfg.Informers = lagging, informers
+		cfg.APIReader = countingReader(&reads)
+		clk := clocktesting.NewFakeClock(time.Now()) // frozen: the budget does not refill
+		cfg.Clock = clk
+		s := openServer(cfg, unlimited, func(s *Server) {
+			s.guard = memoryGuard{newAuthGuard(10*time.Minute, 1<<20, 1<<20, clk.Now)}
+		})
+		c := newCaller("Bearer " + key.Full).on(s)
+		Expect(c.get(path).status).To(Equal(200), "the key's first call, read past the cache")
+		spray := newCaller("").on(s)
+		for range keyLookupBurst {
+			k, err := apikey.New()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(errorText(spray.as("Bearer "+k.Full).get(path), 401)).To(Equal(msgBadKey))
+		}
+		before := reads.Load()
+		for i := range 6 { // one past the bad-credential limit of spec 5.3
+			Expect(c.get(path).status).To(Equal(200), "call %d of the key after the budget was spent", i+2)
+		}
+		Expect(reads.Load()-before).To(BeEquivalentTo(6), "each call read the key from the API server")
+
+		stored := &payoutv1.APIKey{}
+		Expect(env.Client.Get(ctx, objKey(key.ID), stored)).To(Succeed())
+		mutate(stored, func() { stored.Spec.Revoked = true })
+		Expect(errorText(c.get(path), 401)).To(Equal(msgBadKey), "revoked: refused at once")
+	})
+
 	It("still blocks an address after 6 random unknown key ids", func() {
 		c := newCaller("")
 		for i := range 5 {
