@@ -535,17 +535,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 	It("refunds a deposit recorded after its account was deleted, once, and keeps that refund as the record (issue 23 item 7)", func() {
 		id := "fa0000000000000000000010"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0010")
-		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
-		ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("08", 32), LogIndex: 3}
-		dep := &payoutv1.Deposit{
-			ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex),
-				Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
-			Spec: payoutv1.DepositSpec{Transfer: id, Network: ref.Network, Token: payoutv1.TokenUSDC, Contract: "0xc0ffee", To: "0x71c7656ec7ab88b098defb751b7401b5f6d8976f",
-				From: strings.ToLower(sender.Hex()), Amount: "8000000", TxHash: ref.TxHash, LogIndex: ref.LogIndex, BlockNumber: 9, BlockHash: "0xbb",
-				BlockTime: metav1.NewTime(fakeClock.Now()), Confirmations: 3},
-		}
-		Expect(env.Client.Create(ctx, dep)).To(Succeed())
+		sender, ref, _ := orphanDeposit(id, "08", 3, "8000000")
 		balanceBefore := balance(sender)
 
 		// the transfer is gone with its account: the refund tool finds the deposit anyway
@@ -573,17 +563,7 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 
 	It("refuses the refund of a deposit an operator wrote off, though the Refund was made past the refund tool (issue 27)", func() {
 		id := "fa0000000000000000000011"
-		sender := common.HexToAddress("0x00000000000000000000000000000000000f0011")
-		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
-		ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat("09", 32), LogIndex: 1}
-		dep := &payoutv1.Deposit{
-			ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex),
-				Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
-			Spec: payoutv1.DepositSpec{Transfer: id, Network: ref.Network, Token: payoutv1.TokenUSDC, Contract: "0xc0ffee", To: "0x71c7656ec7ab88b098defb751b7401b5f6d8976f",
-				From: strings.ToLower(sender.Hex()), Amount: "4000000", TxHash: ref.TxHash, LogIndex: ref.LogIndex, BlockNumber: 9, BlockHash: "0xbb",
-				BlockTime: metav1.NewTime(fakeClock.Now()), Confirmations: 3},
-		}
-		Expect(env.Client.Create(ctx, dep)).To(Succeed())
+		_, ref, dep := orphanDeposit(id, "09", 1, "4000000")
 		sw, _, err := admin.WriteOff(ctx, env.Client, dep.Name, "operator", "the account's owner gave it up")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(sw.Spec.Reason).To(Equal(payoutv1.SweepWrittenOff))
@@ -607,3 +587,23 @@ var _ = Describe("RefundReconciler (on a Base dev chain)", Ordered, func() {
 		Expect(nonceOf(walletAt)).To(Equal(nonceBefore), "nothing was signed")
 	})
 })
+
+// orphanDeposit records, in the orphan namespace, a confirmed base USDC deposit of amount base
+// units for transfer id of the deleted account "gone": what the controllers keep of a deposit
+// recorded after its account was deleted. hashByte fills its transaction hash; the sender's
+// address ends in the id's last four digits.
+func orphanDeposit(id, hashByte string, logIndex int64, amount string) (common.Address, payoutv1.DepositRef, *payoutv1.Deposit) {
+	GinkgoHelper()
+	sender := common.HexToAddress("0x00000000000000000000000000000000000f" + id[len(id)-4:])
+	Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: payoutv1.OrphanNamespace}}))).To(Succeed())
+	ref := payoutv1.DepositRef{Network: payoutv1.NetworkBase, TxHash: "0x" + strings.Repeat(hashByte, 32), LogIndex: logIndex}
+	dep := &payoutv1.Deposit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: payoutv1.OrphanNamespace, Name: payoutv1.DepositName(ref.Network, ref.TxHash, ref.LogIndex),
+			Labels: map[string]string{payoutv1.DepositTransferLabel: id, payoutv1.AccountLabel: "gone"}},
+		Spec: payoutv1.DepositSpec{Transfer: id, Network: ref.Network, Token: payoutv1.TokenUSDC, Contract: "0xc0ffee", To: "0x71c7656ec7ab88b098defb751b7401b5f6d8976f",
+			From: strings.ToLower(sender.Hex()), Amount: amount, TxHash: ref.TxHash, LogIndex: ref.LogIndex, BlockNumber: 9, BlockHash: "0xbb",
+			BlockTime: metav1.NewTime(fakeClock.Now()), Confirmations: 3},
+	}
+	Expect(env.Client.Create(ctx, dep)).To(Succeed())
+	return sender, ref, dep
+}
