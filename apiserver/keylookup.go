@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/metrics"
 )
 
 // Bounds of the reads past the cache for key ids the cache does not know (keyLookup). A key is
@@ -120,6 +121,9 @@ func (l *keyLookup) read(ctx context.Context, obj client.Object, remember bool) 
 			return nil, nil
 		}
 		if _, known := l.known.Get(id); !(known && remember) && !l.budget.AllowN(l.now(), 1) {
+			if remember {
+				metrics.KeyRead(metrics.KeyReadUnread)
+			}
 			return nil, nil
 		}
 		// the read is shared: one caller giving up must not fail the others
@@ -128,6 +132,7 @@ func (l *keyLookup) read(ctx context.Context, obj client.Object, remember bool) 
 		if err := l.reader.Get(rctx, client.ObjectKey{Name: id}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
 				if remember {
+					metrics.KeyRead(metrics.KeyReadAbsent)
 					l.known.Remove(id)
 					l.absent.Add(id, struct{}{}, absentKeyTTL)
 				}
@@ -136,6 +141,7 @@ func (l *keyLookup) read(ctx context.Context, obj client.Object, remember bool) 
 			return nil, err
 		}
 		if remember {
+			metrics.KeyRead(metrics.KeyReadFound)
 			l.known.Add(id, struct{}{}, knownKeyTTL)
 		}
 		return obj, nil

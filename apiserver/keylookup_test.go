@@ -22,7 +22,9 @@ import (
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/tenancy"
+	"github.com/stablepay/payout-operator/test/metricstest"
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
@@ -75,12 +77,18 @@ var _ = Describe("a key the cache does not hold yet (issue 25 item 4)", func() {
 		})
 		c := newCaller("Bearer " + key.Full).on(s)
 		Expect(c.get(path).status).To(Equal(200), "the key's first call, read past the cache")
+		sprayed, err := metricstest.Gather()
+		Expect(err).NotTo(HaveOccurred())
 		spray := newCaller("").on(s)
 		for range keyLookupBurst {
 			k, err := apikey.New()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(errorText(spray.as("Bearer "+k.Full).get(path), 401)).To(Equal(msgBadKey))
 		}
+		after, err := metricstest.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after.Delta(sprayed, metrics.FacadeKeyReadsName, "result", metrics.KeyReadUnread)).
+			To(BeEquivalentTo(1), "the spray's last id was left unread (payout_facade_key_reads_total)")
 		before := reads.Load()
 		for i := range 6 { // one past the bad-credential limit of spec 5.3
 			Expect(c.get(path).status).To(Equal(200), "call %d of the key after the budget was spent", i+2)

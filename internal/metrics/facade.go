@@ -124,6 +124,19 @@ func AuthFailure(reason AuthReason) {
 	facadeAuthFailures.WithLabelValues(oneOf(string(reason), set(authMissing, authMalformed, authInvalid))).Inc()
 }
 
+// Results of payout_facade_key_reads_total.
+const (
+	KeyReadFound  = "found"
+	KeyReadAbsent = "absent"
+	KeyReadUnread = "unread"
+)
+
+// KeyRead counts a read past the facade's cache of an API key it did not hold: result is
+// KeyReadFound, KeyReadAbsent or KeyReadUnread.
+func KeyRead(result string) {
+	facadeKeyReads.WithLabelValues(oneOf(result, set(KeyReadFound, KeyReadAbsent, KeyReadUnread))).Inc()
+}
+
 // LimitStoreError counts a failed call to the shared limits store: limit is LimitStorePerKey or
 // LimitAuthFailures.
 func LimitStoreError(limit string) {

@@ -28,6 +28,7 @@ const (
 	FacadeRateLimitedName      = "payout_facade_rate_limited_total"
 	FacadeAuthFailuresName     = "payout_facade_auth_failures_total"
 	LimitStoreErrorsName       = "payout_facade_limit_store_errors_total"
+	FacadeKeyReadsName         = "payout_facade_key_reads_total"
 	FacadeBusiestClientName    = "payout_facade_busiest_client_share"
 	RatesAgeName               = "payout_rates_age_seconds"
 	SanctionsAgeName           = "payout_sanctions_list_age_seconds"
@@ -77,6 +78,7 @@ var Catalog = []Metric{
 	{FacadeInFlightName, Gauge, nil, "REST facade requests being served."},
 	{FacadeRateLimitedName, Counter, []string{"limit"}, "REST facade 429 answers by per-key budget, or auth-failures for an address over a brute-force limit."},
 	{FacadeAuthFailuresName, Counter, []string{"reason"}, "REST facade requests refused for their credential: missing, malformed or invalid."},
+	{FacadeKeyReadsName, Counter, []string{"result"}, "API keys the REST facade's cache did not hold, read from the API server: found, absent, or unread (the read budget was spent: the key was refused as unknown; while this grows, valid new keys may be refused, see docs/operations/keys.md)."},
 	{LimitStoreErrorsName, Counter, []string{"limit"}, "Failed calls of the REST facade to the shared limits store (Redis), by limit: per-key or auth-failures; while they fail, the replica counts the limits on its own."},
 	{FacadeBusiestClientName, Gauge, nil, "Share (0 to 1) of the REST facade's requests in the last complete minute that came from its busiest client address (an IPv4 address or IPv6 /64, as the brute-force limits count them), probes left out. Near 1 on a facade many tenants use, the facade sees a proxy's address instead of its callers' (--trusted-proxies), and one tenant's bad keys block them all."},
 	{RatesAgeName, Gauge, nil, "Age of the exchange rates quotes are priced with; -1 before the first successful poll."},
@@ -151,6 +153,7 @@ var (
 	facadeRateLimited      = newCounterVec(FacadeRateLimitedName)
 	facadeAuthFailures     = newCounterVec(FacadeAuthFailuresName)
 	limitStoreErrors       = newCounterVec(LimitStoreErrorsName)
+	facadeKeyReads         = newCounterVec(FacadeKeyReadsName)
 	facadeBusiestClient    = &funcGauge{desc: newDesc(FacadeBusiestClientName)}
 	transfers              = newTransferCounter()
 	ratesAge               = &optionalGauge{desc: prometheus.NewDesc(RatesAgeName, help(RatesAgeName), nil, nil)}
@@ -167,7 +170,7 @@ func init() {
 		transfers, transferTransitions, transferStatusDuration,
 		chainHeadBlock, chainScannedBlock, chainHeadLag, chainDetectionLag, chainDeposits, chainGap, chainCrossChecks,
 		providerRequests, providerDuration,
-		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures,
+		facadeRequests, facadeDuration, facadeInFlight, facadeRateLimited, facadeAuthFailures, facadeKeyReads,
 		limitStoreErrors, facadeBusiestClient,
 		ledgerFailures, ledgerChecked,
 		treasuryBalance, sweeperGasBalance, sweeperGasBatches,
@@ -180,6 +183,9 @@ func init() {
 	}
 	for _, l := range []string{LimitStorePerKey, LimitAuthFailures} {
 		limitStoreErrors.WithLabelValues(l)
+	}
+	for _, r := range []string{KeyReadFound, KeyReadAbsent, KeyReadUnread} {
+		facadeKeyReads.WithLabelValues(r)
 	}
 }
 
