@@ -97,9 +97,11 @@ type Server struct {
 	// stopKeyUse ends the last-use writer Open started.
 	stopKeyUse context.CancelFunc
 	quotas     quotaSlots
-	book       *recipientBook
-	shared     *sharedlimits.Store // nil: in-memory limits
-	stores     *stores
+	// events wakes the requests that wait for the cache to show their writes (awaitCache).
+	events cacheEvents
+	book   *recipientBook
+	shared *sharedlimits.Store // nil: in-memory limits
+	stores *stores
 	// namespaceWait is how long a create waits for its account's namespace (createOwned).
 	namespaceWait time.Duration
 	lookups       *lookupBodies
@@ -164,6 +166,12 @@ func New(cfg Config) (*Server, error) {
 	s.book = newRecipientBook()
 	if err := s.book.register(inf); err != nil {
 		return nil, fmt.Errorf("the recipients' informer: %w", err)
+	}
+	// the types a request writes and then waits for the cache to show (awaitCached, awaitGone)
+	for _, obj := range []client.Object{&payoutv1.Transfer{}, &payoutv1.Recipient{}} {
+		if err := s.events.watch(context.Background(), cfg.Informers, obj); err != nil {
+			return nil, fmt.Errorf("the %T informer: %w", obj, err)
+		}
 	}
 	mux := s.newMux()
 	budgetNames := make([]string, 0, len(budgets))
