@@ -1842,7 +1842,7 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 	// Most errors don't break the connection: unlike a true bidirectional
 	// stream, a failure to deliver to a stream is not an indication that the
 	// logical session is broken.
-	data, err := jsonrpc2.EncodeMessage(msg)
+	data, err := jsonrpc2.EncodeMessageContext(ctx, msg)
 	if err != nil {
 		return err
 	}

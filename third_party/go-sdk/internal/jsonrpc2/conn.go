@@ -743,7 +743,9 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			delete(s.incomingByID, req.ID)
 		})
 		if respErr == nil {
-			writeErr := c.write(notDone{req.ctx}, response)
+			// The write's context names the response, whose result is
+			// NewResponse's encoding (see EncodeMessageContext).
+			writeErr := c.write(context.WithValue(notDone{req.ctx}, encodedKey{}, response), response)
 			if err == nil {
 				err = writeErr
 			}
