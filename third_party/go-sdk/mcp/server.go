@@ -2043,6 +2043,14 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		setCompleteResultType(res)
 		annotateServerInfo(res, ss.server.impl)
 	}
+	// A tool's result is encoded here, once: handed on as a CallToolResult, it
+	// would be compacted again by the response's encoding and by the message's
+	// (its structured content and text are most of a tool call's answer).
+	if r, ok := res.(*CallToolResult); ok && r != nil {
+		if data, err := r.MarshalJSON(); err == nil {
+			return jsonrpc2.RawResult(data), nil
+		}
+	}
 	return res, nil
 }
 

@@ -429,6 +429,7 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, req *http.
 		jsonResponse:                h.opts.JSONResponse,
 		logger:                      h.opts.Logger,
 		shouldPropagateCancellation: info.usesNewProtocol && (info.isSubscriptionsListen || h.opts.PropagateRequestCancellation),
+		post:                        info.post,
 	}
 
 	session, err := connectStreamable(req.Context(), server, transport, info.opts)
@@ -459,6 +460,9 @@ type ephemeralConnectInfo struct {
 	opts                  *ServerSessionOptions
 	usesNewProtocol       bool
 	isSubscriptionsListen bool
+	// post is the request's body as read and parsed here (serveStateless
+	// hands it on to servePOST).
+	post *postBody
 }
 
 // ephemeralConnectOpts peeks at the request body to determine connection
@@ -482,7 +486,8 @@ func (h *StreamableHTTPHandler) ephemeralConnectOpts(req *http.Request) (*epheme
 	}
 	req.Body.Close()
 	req.Body = io.NopCloser(bytes.NewBuffer(body))
-	msgs, _, err := readBatch(body)
+	msgs, isBatch, err := readBatch(body)
+	post := &postBody{body: body, incoming: msgs, isBatch: isBatch, err: err}
 	if err == nil {
 		for _, msg := range msgs {
 			if r, ok := msg.(*jsonrpc.Request); ok {
@@ -521,6 +526,7 @@ func (h *StreamableHTTPHandler) ephemeralConnectOpts(req *http.Request) (*epheme
 		},
 		usesNewProtocol:       usesNewProtocol,
 		isSubscriptionsListen: isSubscriptionsListen,
+		post:                  post,
 	}, nil
 }
 
@@ -834,6 +840,30 @@ type StreamableServerTransport struct {
 
 	// connection is non-nil if and only if the transport has been connected.
 	connection *streamableServerConn
+
+	// post, if set, is the POST body the handler has read and parsed already
+	// (serveStateless), handed on so that servePOST neither reads nor parses it
+	// again.
+	post *postBody
+}
+
+// postBody is a POST's body, read and parsed (see readBatch).
+type postBody struct {
+	body     []byte
+	incoming []jsonrpc.Message
+	isBatch  bool
+	err      error // readBatch's
+}
+
+// onlyCall tells whether servePOST will answer the POST by handling its one
+// message on the request's goroutine (see servePOST): a single call, not a
+// batch, answered as JSON, on a stateless connection.
+func (p *postBody) onlyCall(jsonResponse bool) bool {
+	if p == nil || p.err != nil || p.isBatch || len(p.incoming) != 1 || !jsonResponse {
+		return false
+	}
+	jreq, ok := p.incoming[0].(*jsonrpc.Request)
+	return ok && jreq.IsCall() && jreq.Method != methodSubscriptionsListen
 }
 
 // Connect implements the [Transport] interface.
@@ -852,6 +882,7 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		done:                        make(chan struct{}),
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
+		post:                        t.post,
 	}
 	// Stream 0 corresponds to the standalone SSE stream.
 	//
@@ -896,6 +927,10 @@ type streamableServerConn struct {
 	// handleNow handles a request on the calling goroutine (see servePOST).
 	handleNow func(*jsonrpc.Request)
 
+	// post is the one POST of a stateless connection, read and parsed by
+	// serveStateless (nil: servePOST reads the request's body).
+	post *postBody
+
 	incoming chan jsonrpc.Message // messages from the client to the server
 
 	mu sync.Mutex // guards all fields below
@@ -932,6 +967,13 @@ func (c *streamableServerConn) SessionID() string {
 // setHandleNow implements [nowHandler].
 func (c *streamableServerConn) setHandleNow(f func(*jsonrpc.Request)) {
 	c.handleNow = f
+}
+
+// onlyNow implements [nowHandler]: a stateless connection made for a POST of
+// one call answered as JSON gets that call through handleNow and nothing else
+// (server-to-client requests are refused on a stateless connection).
+func (c *streamableServerConn) onlyNow() bool {
+	return c.stateless && c.post.onlyCall(c.jsonResponse)
 }
 
 // propagateCancellation implements [cancellationPropagator]. It returns true
@@ -1426,25 +1468,32 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		return
 	}
 
-	// Read incoming messages.
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+	// Read incoming messages, unless serveStateless has.
+	post := c.post
+	if post == nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "failed to read body", http.StatusBadRequest)
 			return
 		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
-		return
+		post = &postBody{body: body}
+		if len(body) > 0 {
+			// TODO(#674): once we've documented the support matrix for 2025-03-26 and
+			// earlier, drop support for matching entirely; that will simplify this
+			// logic.
+			post.incoming, post.isBatch, post.err = readBatch(body)
+		}
 	}
-	if len(body) == 0 {
+	if len(post.body) == 0 {
 		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
 		return
 	}
-	// TODO(#674): once we've documented the support matrix for 2025-03-26 and
-	// earlier, drop support for matching entirely; that will simplify this
-	// logic.
-	incoming, isBatch, err := readBatch(body)
+	incoming, isBatch, err := post.incoming, post.isBatch, post.err
 	if err != nil {
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
 		return
@@ -1842,7 +1891,7 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 	// Most errors don't break the connection: unlike a true bidirectional
 	// stream, a failure to deliver to a stream is not an indication that the
 	// logical session is broken.
-	data, err := jsonrpc2.EncodeMessage(msg)
+	data, err := jsonrpc2.EncodeMessageContext(ctx, msg)
 	if err != nil {
 		return err
 	}

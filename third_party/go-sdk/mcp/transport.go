@@ -224,6 +224,12 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	if cp, ok := mcpConn.(cancellationPropagator); ok {
 		propagateCancellation = cp.propagateCancellation()
 	}
+	// A connection that can take its one request on the receiving goroutine
+	// needs no goroutine reading it (see nowHandler).
+	var noReader bool
+	if n, ok := mcpConn.(nowHandler); ok {
+		noReader = n.onlyNow()
+	}
 	_ = jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
 		Reader:    reader,
 		Writer:    writer,
@@ -237,6 +243,7 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 			logger.Error("jsonrpc2 internal error", "error", err)
 		},
 		PropagateCancellation: propagateCancellation,
+		NoReader:              noReader,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
 	return h, nil
@@ -247,6 +254,9 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 // [jsonrpc2.Connection.HandleNow]) rather than through its Read.
 type nowHandler interface {
 	setHandleNow(func(*jsonrpc.Request))
+	// onlyNow reports that the connection's one request will be handled
+	// that way, so that nothing need read the connection.
+	onlyNow() bool
 }
 
 // cancellationPropagator is an optional interface implemented by a

@@ -228,6 +228,12 @@ type ConnectionConfig struct {
 	// the connection is tied to a carrier that owns it and whose end means
 	// the request is cancelled).
 	PropagateCancellation bool // optional
+
+	// NoReader, if set, starts no goroutine to read the Reader: every request
+	// comes through HandleNow. It is for a transport whose connection carries
+	// one request known before the connection is made (a stateless HTTP POST
+	// of a single call), where the goroutine would only wait to be closed.
+	NoReader bool // optional
 }
 
 // NewConnection creates a new [Connection] object and starts processing
@@ -246,7 +252,9 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 	}
 	c.ctx, c.preempter = ctx, cfg.Preempter
 	c.handler = cfg.Bind(c)
-	c.start(ctx, cfg.Reader, cfg.Preempter)
+	if !cfg.NoReader {
+		c.start(ctx, cfg.Reader, cfg.Preempter)
+	}
 	return c
 }
 
@@ -743,7 +751,9 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			delete(s.incomingByID, req.ID)
 		})
 		if respErr == nil {
-			writeErr := c.write(notDone{req.ctx}, response)
+			// The write's context names the response, whose result is
+			// NewResponse's encoding (see EncodeMessageContext).
+			writeErr := c.write(context.WithValue(notDone{req.ctx}, encodedKey{}, response), response)
 			if err == nil {
 				err = writeErr
 			}

@@ -6,6 +6,7 @@ package jsonrpc2
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,6 +121,31 @@ func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	return &Response{ID: id, Result: r, Error: rerr}, merr
 }
 
+// RawResult is a result already encoded by encoding/json (so compact, valid
+// JSON): NewResponse takes it as it stands, where it would compact the JSON of
+// any other result again, and of a result that marshals itself once more
+// (json.Marshaler's output is always compacted by encoding/json).
+type RawResult []byte
+
+// MarshalJSON returns r, so that a RawResult marshaled anywhere else is the
+// JSON it holds.
+func (r RawResult) MarshalJSON() ([]byte, error) { return r, nil }
+
+// encodedKey marks the context of a write with the Response whose Result
+// NewResponse encoded (see processResult and EncodeMessageContext).
+type encodedKey struct{}
+
+// EncodeMessageContext is EncodeMessage for a message written with ctx, the
+// context the Connection hands its Writer. For the response to a call, whose
+// result NewResponse has just encoded (compact, valid JSON), it writes the
+// envelope around that result without compacting it once more.
+func EncodeMessageContext(ctx context.Context, msg Message) ([]byte, error) {
+	if r, ok := msg.(*Response); ok && ctx.Value(encodedKey{}) == r && r.Error == nil && len(r.Result) > 0 && r.ID.value != nil {
+		return encodeResult(r)
+	}
+	return EncodeMessage(msg)
+}
+
 func (msg *Response) marshal(to *wireCombined) {
 	to.ID = msg.ID.value
 	to.Error = toWireError(msg.Error)
@@ -153,6 +179,21 @@ func EncodeMessage(msg Message) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
 	}
 	return data, nil
+}
+
+// encodeResult writes r as EncodeMessage writes a wireCombined, but with its
+// result, valid JSON already, copied rather than compacted once more (the
+// largest part of encoding a result, scanned at every level it is nested in).
+// The result NewResponse encoded is compact, so the bytes are the same.
+func encodeResult(r *Response) ([]byte, error) {
+	id, err := jsonMarshal(r.ID.value)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
+	}
+	const head, mid = `{"jsonrpc":"` + wireVersion + `","id":`, `,"result":`
+	data := make([]byte, 0, len(head)+len(id)+len(mid)+len(r.Result)+1)
+	data = append(append(append(append(data, head...), id...), mid...), r.Result...)
+	return append(data, '}'), nil
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.
@@ -225,6 +266,9 @@ func DecodeMessage(data []byte) (Message, error) {
 func marshalToRaw(obj any) (json.RawMessage, error) {
 	if obj == nil {
 		return nil, nil
+	}
+	if raw, ok := obj.(RawResult); ok {
+		return json.RawMessage(raw), nil
 	}
 	data, err := jsonMarshal(obj)
 	if err != nil {
