@@ -176,6 +176,11 @@ func result(resp Response) *mcp.CallToolResult {
 		return errorResult(resp.Status, errorText(resp.Body))
 	}
 	body := bytes.TrimSpace(resp.Body)
+	// Every REST answer is a JSON object; one that is not would make the result impossible to
+	// encode, and the SDK then never answers the HTTP request: a tool error instead.
+	if len(body) == 0 || body[0] != '{' || !json.Valid(body) {
+		return errorResult(http.StatusInternalServerError, "the operation's answer is not a JSON object")
+	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
 		StructuredContent: json.RawMessage(body),

@@ -31,3 +31,18 @@ func TestQueryText(t *testing.T) {
 		}
 	}
 }
+
+// TestResultOfAnAnswerThatIsNotAnObject: a 2xx answer that is not a JSON object is a tool error,
+// not structured content the SDK cannot encode (it then never answers the HTTP request).
+func TestResultOfAnAnswerThatIsNotAnObject(t *testing.T) {
+	for _, body := range []string{"", "not json", `["a"]`, `{"a":`, "{\"a\":1}\n{"} {
+		r := result(Response{Status: 200, Body: []byte(body)})
+		if !r.IsError || r.StructuredContent != nil {
+			t.Errorf("%q: %+v, want a tool error without structured content", body, r)
+		}
+	}
+	r := result(Response{Status: 200, Body: []byte(" {\"transfer\":{\"id\":\"x\"}}\n")})
+	if r.IsError || string(r.StructuredContent.(json.RawMessage)) != `{"transfer":{"id":"x"}}` {
+		t.Errorf("an object: %+v", r)
+	}
+}
