@@ -10,10 +10,7 @@ import (
 	"runtime"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,39 +78,7 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	if err := awaitNamespaceGuard(context.Background(), c); err != nil {
-		_ = env.Stop()
-		return nil, err
-	}
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
-}
-
-// awaitNamespaceGuard waits until the API server enforces the account namespace guard of
-// config/policy: it loads an admission policy a moment after the policy is created, and a test
-// that deletes an account namespace at once was let through (seen in CI). It probes with a
-// dry-run delete of a namespace of its own, labelled as an account's, then releases and deletes it.
-func awaitNamespaceGuard(ctx context.Context, c client.Client) error {
-	probe := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "testenv-policy-probe",
-		Labels: map[string]string{payoutv1.AccountLabel: "testenv-policy-probe"}}}
-	if err := c.Create(ctx, probe); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("the admission policy probe: %w", err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		err := c.Delete(ctx, probe, client.DryRunAll)
-		if apierrors.IsForbidden(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the account namespace guard (config/policy) is not enforced after a minute: a dry-run delete answered %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	patch := client.MergeFrom(probe.DeepCopy())
-	probe.Labels[payoutv1.ReleasedLabel] = "true"
-	if err := c.Patch(ctx, probe, patch); err != nil {
-		return fmt.Errorf("the admission policy probe: %w", err)
-	}
-	return client.IgnoreNotFound(c.Delete(ctx, probe))
 }
 
 // NewerField is a field no release has, as the next release would add one: a test puts it into
