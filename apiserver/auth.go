@@ -55,7 +55,7 @@ func (s *Server) guarded(budget string, h handlerFunc) http.Handler {
 // of the allow-list carries; "" carries none (the MCP endpoint, whose messages spend no budget
 // of their own).
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, budget string) (*Caller, bool) {
-	rec := recordOf(r)
+	rec := recordOf(w)
 	ip := clientIP(r, s.cfg.TrustedProxies)
 	caller, msg, kind, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {

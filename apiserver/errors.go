@@ -37,7 +37,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusInternalServerError
 	}
 	if status >= 500 {
-		if rec := recordOf(r); rec != nil {
+		if rec := recordOf(w); rec != nil {
 			rec.err = err
 		}
 	}

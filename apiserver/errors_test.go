@@ -65,7 +65,7 @@ var _ = Describe("a panicking handler", func() {
 		var logged bytes.Buffer
 		log := logr.FromSlogHandler(newTextHandler(&logged))
 		calls := 0
-		h := observe(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := observe(log, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			calls++
 			if calls == 1 {
 				panic("boom at secret place")

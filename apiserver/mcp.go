@@ -85,7 +85,7 @@ func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) m
 	}
 	// the tool call's own access record: writeError keeps a 5xx's cause there, logged below
 	rec := &record{id: requestID(r)}
-	r = r.WithContext(context.WithValue(ctx, recordKey{}, rec))
+	w.rec = rec
 	for k, v := range req.PathValues {
 		r.SetPathValue(k, v)
 	}
@@ -99,6 +99,7 @@ func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) m
 
 // bufferWriter keeps a handler's answer for a tool call.
 type bufferWriter struct {
+	rec    *record // the tool call's access record
 	header http.Header
 	status int
 	body   bytes.Buffer

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -26,11 +25,23 @@ type record struct {
 	err     error
 }
 
-type recordKey struct{}
-
-func recordOf(r *http.Request) *record {
-	rec, _ := r.Context().Value(recordKey{}).(*record)
-	return rec
+// recordOf is the access record of the request w answers: observe's recorder's, or a tool
+// call's (bufferWriter); nil for a writer that carries none. The record rides on the writer,
+// not in the request's context: a context value would cost each request a copy of the
+// request and a context (r.WithContext), for what every handler is handed anyway.
+func recordOf(w http.ResponseWriter) *record {
+	for {
+		switch t := w.(type) {
+		case *recorder:
+			return t.rec
+		case *bufferWriter:
+			return t.rec
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // recorder keeps the status and size of the response for the access log and the panic handler.
@@ -61,13 +72,19 @@ func (w *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// observe is the outermost middleware: request id, panic recovery and the access log (one
-// structured line per request; the Authorization header and bodies are never logged). A panic
-// in a handler becomes a 500 with the error body; the server stays up.
-func observe(log logr.Logger, next http.Handler) http.Handler {
+// observe is the outermost middleware: request id, panic recovery, the access log (one
+// structured line per request; the Authorization header and bodies are never logged) and the
+// request metrics. A panic in a handler becomes a 500 with the error body; the server stays
+// up. Every request is counted in payout_facade_requests_total and
+// payout_facade_request_duration_seconds by the route template it matches on mux (never the
+// raw path, which holds ids), and in payout_facade_requests_in_flight while it is served.
+// Requests the door refuses before routing are counted under the route they would have
+// reached.
+func observe(log logr.Logger, mux *http.ServeMux, next http.Handler) http.Handler {
 	access := newAccessLog(log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		metrics.FacadeInFlight(1)
 		// the record, its writer and the X-Request-Id header's value in one allocation
 		o := &observed{}
 		rec := &o.rec
@@ -76,18 +93,26 @@ func observe(log logr.Logger, next http.Handler) http.Handler {
 		w.Header()["X-Request-Id"] = o.idHeader[:] // the canonical form of the key, as Header.Set writes it
 		rw := &o.rw
 		*rw = recorder{ResponseWriter: w, rec: rec}
-		r = r.WithContext(context.WithValue(r.Context(), recordKey{}, rec))
 		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
+			p := recover()
+			if p != nil && p != http.ErrAbortHandler {
 				log.Error(nil, "handler panicked", "requestId", rec.id, "panic", p, "stack", string(debug.Stack()))
 				if !rw.wroteHeader {
 					writeError(rw, r, apierror.Errorf(apierror.Internal, "panic"))
 				}
 			}
-			access.write(r.Method, r.URL.Path, rec, time.Since(start))
+			took := time.Since(start)
+			metrics.FacadeInFlight(-1)
+			status := rec.status
+			if status == 0 {
+				// nothing written: net/http answers 200
+				status = http.StatusOK
+			}
+			metrics.FacadeRequest(routeOf(mux, r), r.Method, status, took)
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			access.write(r.Method, r.URL.Path, rec, took)
 		}()
 		next.ServeHTTP(rw, r)
 	})
@@ -145,7 +170,7 @@ func limitBody(max int64, next http.Handler) http.Handler {
 func (s *Server) door(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r, s.cfg.TrustedProxies)
-		if rec := recordOf(r); rec != nil {
+		if rec := recordOf(w); rec != nil {
 			rec.ip = ip // made a string only for a line the access log writes
 		}
 		if isProbe(r) {

@@ -179,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 		budgetNames = append(budgetNames, name)
 	}
 	metrics.FacadeRoutes(s.routeTemplates(), budgetNames)
-	s.handler = instrument(mux, observe(cfg.Log, s.door(limitBody(cfg.MaxBodyBytes, mux))))
+	s.handler = observe(cfg.Log, mux, s.door(limitBody(cfg.MaxBodyBytes, mux)))
 	return s, nil
 }
 
