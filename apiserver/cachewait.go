@@ -7,14 +7,20 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
+
+// The facade waits after its writes in two places, each woken by what it waits on rather than
+// polling. awaitCached and awaitGone wait on the informer cache, per object: cacheEvents wakes
+// the requests waiting on one object when that object's informer event arrives. The recipient
+// book (recipientbook.go) is an index the same informer's handler keeps after the cache, so a
+// recipient's write is waited on twice, cache first, then book.await on the book's own changed
+// channel; the book is not the cache, so it has a signal of its own.
 
 // awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
 // caller reading right after a write sees it: every read of the facade comes from the cache.
