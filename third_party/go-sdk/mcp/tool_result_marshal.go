@@ -27,7 +27,8 @@ func (x *CallToolResult) marshalText() (data []byte, ok bool) {
 	if x.StructuredContent != nil && (!isRaw || len(raw) == 0) || x.InputRequests != nil {
 		return nil, false
 	}
-	size := 64 + len(raw) + compactBound(raw)
+	rawExtra := compactBound(raw)
+	size := 64 + len(raw) + rawExtra
 	for _, c := range x.Content {
 		t, isText := c.(*TextContent)
 		if !isText || t == nil || len(t.Meta) > 0 || t.Annotations != nil {
@@ -73,7 +74,9 @@ func (x *CallToolResult) marshalText() (data []byte, ok bool) {
 	}
 	if raw != nil {
 		buf.WriteString(`,"structuredContent":`)
-		if !value(raw) {
+		// Without a character to escape, compacting it as encoding/json does
+		// is Compact, straight into the answer.
+		if rawExtra == 0 && json.Compact(&buf, raw) != nil || rawExtra > 0 && !value(raw) {
 			return nil, false
 		}
 	}

@@ -56,6 +56,7 @@ func TestToolResultMarshalsAsReleased(t *testing.T) {
 		{Content: []Content{}},
 		{},
 		{StructuredContent: json.RawMessage(`null`)},
+		{Content: []Content{&TextContent{Text: "plain"}}, StructuredContent: json.RawMessage("{\"a\": [1, 2],\n\t\"b\": \"\u00e9 x \xff\"}")},
 		{StructuredContent: json.RawMessage(`[1, "<"]`), Meta: Meta{}},
 		withResultType,
 		// other shapes, encoded the release's way
