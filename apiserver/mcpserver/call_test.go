@@ -1,8 +1,15 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestQueryText checks that an argument's URL text is what decoding it gives for every string,
@@ -33,9 +40,9 @@ func TestQueryText(t *testing.T) {
 }
 
 // TestResultOfAnAnswerThatIsNotAnObject: a 2xx answer that is not a JSON object is a tool error,
-// not structured content the SDK cannot encode (it then never answers the HTTP request).
+// not structured content.
 func TestResultOfAnAnswerThatIsNotAnObject(t *testing.T) {
-	for _, body := range []string{"", "not json", `["a"]`, `{"a":`, "{\"a\":1}\n{"} {
+	for _, body := range []string{"", "not json", `["a"]`, `{"a":`, "{\"a\":1}\n{", "{"} {
 		r := result(Response{Status: 200, Body: []byte(body)})
 		if !r.IsError || r.StructuredContent != nil {
 			t.Errorf("%q: %+v, want a tool error without structured content", body, r)
@@ -44,5 +51,27 @@ func TestResultOfAnAnswerThatIsNotAnObject(t *testing.T) {
 	r := result(Response{Status: 200, Body: []byte(" {\"transfer\":{\"id\":\"x\"}}\n")})
 	if r.IsError || string(r.StructuredContent.(json.RawMessage)) != `{"transfer":{"id":"x"}}` {
 		t.Errorf("an object: %+v", r)
+	}
+}
+
+// TestResultOfAnAnswerThatIsNotJSONIsAnswered: result does not validate an answer that looks
+// like an object (the SDK's encoding does); one that is not JSON still gets an answer, the SDK's
+// internal error, rather than none.
+func TestResultOfAnAnswerThatIsNotJSONIsAnswered(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "broken", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(Response{Status: 200, Body: []byte(`{"transfer":{"id":x}}`)}), nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"broken","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if body := rec.Body.String(); ctx.Err() != nil || !strings.Contains(body, `"error":{"code":-32603`) {
+		t.Errorf("%d %q (timed out: %v), want the SDK's internal error", rec.Code, body, ctx.Err() != nil)
 	}
 }

@@ -91,7 +91,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "payout", Title: "Stablecoin-to-fiat payouts", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       cfg.Log,
+		Logger:       sdkLogger(cfg.Log),
 	})
 	for _, d := range tools {
 		t, err := d.tool(doc)
@@ -114,12 +114,47 @@ func New(cfg Config) (http.Handler, error) {
 	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		JSONResponse: true,
 		Stateless:    true,
-		Logger:       cfg.Log,
+		Logger:       sdkLogger(cfg.Log),
 	})
 	withToken := auth.RequireBearerToken(admitted, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
 	bound := sessions{lifetime: cfg.SessionLifetime, now: cfg.Now}.bind(withToken)
 	return checkOrigin(cfg.AllowedOrigins, admit(cfg.Admit, bound)), nil
 }
+
+// sdkLogger is the SDK's logger: log with its Info lines logged at Debug. The SDK logs a
+// session's connect and disconnect at Info, and a stateless server connects a session for
+// every request: three lines a tool call, none of which says more than the access log.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return nil
+	}
+	return slog.New(quieter{log.Handler()})
+}
+
+// quieter logs Info records (and levels up to Warn) at Debug.
+type quieter struct{ slog.Handler }
+
+func quietLevel(l slog.Level) slog.Level {
+	if l >= slog.LevelInfo && l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.Handler.Enabled(ctx, quietLevel(l))
+}
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = quietLevel(r.Level)
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(attrs)}
+}
+
+func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
 
 const instructions = `Stablecoin-to-fiat payouts: a deposit of USDC or USDT becomes a fiat bank payout.
 Typical flow: get_deposit_options; get_account_requirements for the currency; create_recipient;

@@ -2047,9 +2047,13 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// would be compacted again by the response's encoding and by the message's
 	// (its structured content and text are most of a tool call's answer).
 	if r, ok := res.(*CallToolResult); ok && r != nil {
-		if data, err := r.MarshalJSON(); err == nil {
-			return jsonrpc2.RawResult(data), nil
+		data, err := r.MarshalJSON()
+		if err != nil {
+			// The response could not be encoded either, and then nothing
+			// would answer the call: answer it with the reason.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the tool's result cannot be encoded: %v", err)}
 		}
+		return jsonrpc2.RawResult(data), nil
 	}
 	return res, nil
 }

@@ -757,24 +757,39 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readBatch reads batch data, which may be either a single JSON-RPC message,
 // or an array of JSON-RPC messages.
 func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
-	// Try to read an array of messages first.
-	var rawBatch []json.RawMessage
-	if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
-		if len(rawBatch) == 0 {
-			return nil, true, fmt.Errorf("empty batch")
-		}
-		for _, raw := range rawBatch {
-			msg, err := jsonrpc2.DecodeMessage(raw)
-			if err != nil {
-				return nil, true, err
+	// Try to read an array of messages first, where data can be one: it decodes
+	// as an array only if it is one, or null (an empty batch). Any other data
+	// would be parsed whole only to fail, before it is parsed again as a
+	// message.
+	if mayBeBatch(data) {
+		var rawBatch []json.RawMessage
+		if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
+			if len(rawBatch) == 0 {
+				return nil, true, fmt.Errorf("empty batch")
 			}
-			msgs = append(msgs, msg)
+			for _, raw := range rawBatch {
+				msg, err := jsonrpc2.DecodeMessage(raw)
+				if err != nil {
+					return nil, true, err
+				}
+				msgs = append(msgs, msg)
+			}
+			return msgs, true, nil
 		}
-		return msgs, true, nil
 	}
 	// Try again with a single message.
 	msg, err := jsonrpc2.DecodeMessage(data)
 	return []jsonrpc.Message{msg}, false, err
+}
+
+// mayBeBatch tells whether data, JSON or not, could decode as an array: its
+// first byte that is not JSON whitespace starts an array or null.
+func mayBeBatch(data []byte) bool {
+	i := 0
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i < len(data) && (data[i] == '[' || data[i] == 'n')
 }
 
 func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
