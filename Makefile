@@ -238,10 +238,11 @@ check-token: ## Fail when the committed token ABI/bytecode differ from a fresh c
 	diff -u $(TOKEN_DIR)/StableToken.abi $$tmp/StableToken.abi && diff $(TOKEN_DIR)/StableToken.bin $$tmp/StableToken.bin \
 	  || { echo "the token's ABI/bytecode are stale: run 'make token bindings'"; exit 1; }
 
-# Domain packages whose tests need the control plane run with the envtest suites.
-ENVTEST_INTERNAL := ./internal/chain/watch/... ./internal/dashboard/... ./internal/kycsite/... ./internal/ledger/gather/... ./internal/sweeper/...
+# Domain packages (and test/testenv's own test) whose tests need the control plane run with the
+# envtest suites.
+ENVTEST_INTERNAL := ./internal/chain/watch/... ./internal/dashboard/... ./internal/kycsite/... ./internal/ledger/gather/... ./internal/sweeper/... ./test/testenv/...
 # test-integration's packages: the others of internal/ and test/ (ENVTEST_INTERNAL run on envtest).
-ENVTEST_INTERNAL_RE := /internal/(chain/watch|dashboard|kycsite|ledger/gather|sweeper)(/|$$)|/test/browser$$
+ENVTEST_INTERNAL_RE := /internal/(chain/watch|dashboard|kycsite|ledger/gather|sweeper)(/|$$)|/test/(browser|testenv)$$
 # test-unit's packages: every package with pure tests. Under -short a test that needs a server
 # (anvil, redis-server, PostgreSQL, the control plane) skips, in the helper that starts it
 # (internal/dev/devchain, test/testredis, test/pgtest) or in its suite; test-integration and

@@ -585,7 +585,8 @@ func openArchive(ctx context.Context, o *options, log logr.Logger) (*archive.Sto
 		return nil, err
 	}
 	go func() { <-ctx.Done(); store.Close() }()
-	if err := store.Ping(ctx); err != nil {
+	// its tables now, not in a customer's first lookup; an archive down at start gets them then
+	if err := store.Migrate(ctx); err != nil {
 		log.Error(err, "the transfer archive cannot be reached yet")
 	}
 	log.Info("finished transfers move to the archive", "retention", o.archive.Retention)

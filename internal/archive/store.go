@@ -29,6 +29,13 @@ type Store struct {
 	Timeout time.Duration
 }
 
+// migrateTimeout bounds the creation of the tables. It is not a lookup's Timeout: a process
+// creates them once, on its first use, and a loaded database takes longer over the DDL than over
+// a lookup, or another replica holds the migration's lock while it creates them. Whether they
+// are missing is asked under Timeout, so a database that does not answer is still found out
+// as soon.
+const migrateTimeout = 30 * time.Second
+
 // Open prepares the connections to the archive at dsn without reaching it: a database that is
 // down at start is reached once it is up. The tables are created on first use when missing.
 func Open(ctx context.Context, dsn string) (*Store, error) {
@@ -47,48 +54,46 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return &Store{pool: pool, Timeout: 2 * time.Second}, nil
 }
 
-// ensure creates the tables once per process (Migrate is skipped after its first success).
+// ensure creates the tables once per process (skipped after Migrate's first success), before a
+// lookup's Timeout starts (migrateTimeout).
 func (s *Store) ensure(ctx context.Context) error {
 	if s.migrated.Load() {
 		return nil
 	}
-	if err := s.Migrate(ctx); err != nil {
-		return err
-	}
-	s.migrated.Store(true)
-	return nil
+	return s.Migrate(ctx)
 }
 
 // Close releases the connections.
 func (s *Store) Close() { s.pool.Close() }
-
-// Ping checks that the archive answers.
-func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	return unavailable(s.pool.Ping(ctx))
-}
 
 // Migrate creates the archive's tables when one is missing, under an advisory lock so that
 // replicas starting together do not race. A database role that may only read and write the
 // tables works once they exist.
 func (s *Store) Migrate(ctx context.Context) error {
 	var missing bool
-	err := s.pool.QueryRow(ctx, `SELECT to_regclass('archived_transfers') IS NULL OR to_regclass('archived_deposits') IS NULL
+	check, cancel := s.bound(ctx)
+	err := s.pool.QueryRow(check, `SELECT to_regclass('archived_transfers') IS NULL OR to_regclass('archived_deposits') IS NULL
 		OR to_regclass('archived_recipients') IS NULL`).Scan(&missing)
+	cancel()
 	if err != nil {
 		return unavailable(err)
 	}
-	if !missing {
-		return nil
-	}
-	return unavailable(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1701)`); err != nil {
+	if missing {
+		ctx, cancel := context.WithTimeout(ctx, migrateTimeout)
+		defer cancel()
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1701)`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, schema)
 			return err
+		})
+		if err != nil {
+			return unavailable(err)
 		}
-		_, err := tx.Exec(ctx, schema)
-		return err
-	}))
+	}
+	s.migrated.Store(true)
+	return nil
 }
 
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -231,11 +236,11 @@ func nullJSON(b []byte) any {
 // TransferLookup is the archived answer of GET /api/payouts/transfer/{id} ("transfer" of the
 // body, byte for byte), and whether the archive holds the transfer.
 func (s *Store) TransferLookup(ctx context.Context, id string) ([]byte, bool, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	if err := s.ensure(ctx); err != nil {
 		return nil, false, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var lookup string
 	err := s.pool.QueryRow(ctx, `SELECT lookup FROM archived_transfers WHERE id = $1`, id).Scan(&lookup)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -254,11 +259,11 @@ type ArchivedTransfer struct {
 
 // Transfer reads an archived transfer's keys, and whether the archive holds it.
 func (s *Store) Transfer(ctx context.Context, id string) (*ArchivedTransfer, bool, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	if err := s.ensure(ctx); err != nil {
 		return nil, false, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	a := &ArchivedTransfer{ID: id}
 	err := s.pool.QueryRow(ctx, `SELECT namespace, method, network, coalesce(tx_hash, ''), phase FROM archived_transfers WHERE id = $1`, id).
 		Scan(&a.Namespace, &a.Method, &a.Network, &a.TxHash, &a.Phase)
@@ -284,11 +289,11 @@ func (s *Store) TxHashUsed(ctx context.Context, hash string) (bool, error) {
 }
 
 func (s *Store) exists(ctx context.Context, query string, arg any) (bool, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	if err := s.ensure(ctx); err != nil {
 		return false, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var found bool
 	if err := s.pool.QueryRow(ctx, query, arg).Scan(&found); err != nil {
 		return false, unavailable(err)
@@ -371,11 +376,11 @@ type ArchivedRecipient struct {
 
 // Recipient reads an archived recipient, and whether the archive holds it.
 func (s *Store) Recipient(ctx context.Context, id int64) (*ArchivedRecipient, bool, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	if err := s.ensure(ctx); err != nil {
 		return nil, false, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	a := &ArchivedRecipient{ID: id}
 	var lookup string
 	err := s.pool.QueryRow(ctx, `SELECT namespace, replaced_by, lookup FROM archived_recipients WHERE id = $1`, id).

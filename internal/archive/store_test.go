@@ -166,3 +166,36 @@ func repeat(s string, n int) string {
 	}
 	return out
 }
+
+// TestFirstLookupWhileAnotherMigrates: a replica's first lookup finds the tables missing while
+// another replica creates them (or a loaded database takes its time over the DDL): the lookup
+// waits for the tables rather than failing for its own bound, which is a lookup's, not a
+// migration's (a CI run's first customer_uuid check answered 503 so).
+func TestFirstLookupWhileAnotherMigrates(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	other, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1701)`); err != nil { // Migrate's lock
+		t.Fatal(err)
+	}
+	s, err := archive.Open(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Timeout = 300 * time.Millisecond
+	released := time.AfterFunc(3*s.Timeout, func() { _ = tx.Rollback(ctx) })
+	defer released.Stop()
+	used, err := s.CustomerUUIDUsed(ctx, "7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d")
+	if err != nil || used {
+		t.Fatalf("the first lookup while another replica migrates: %v %v", used, err)
+	}
+}

@@ -8,15 +8,26 @@
 // server dies with "address already in use" (seen: `make run`'s wallet verification site). Ports
 // below the ephemeral range are never handed out by the kernel, so only a process that asks for
 // one by number can take it in that window.
+//
+// Our own processes pick from that range too, and `go test` runs packages side by side: two
+// processes could pick the same free port, and the second server to start would find the
+// first one answering there (seen: a test's Redis vanished mid-test when another package's
+// test stopped its own). So every port handed out is locked for the life of the process
+// (flock on a file per port in a directory of the user's): no two of our processes hand out
+// the same port, and the kernel releases the lock when the process exits, however it ends.
 package freeport
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 )
 
 // lowest is the smallest port picked: above the well-known and most registered services'.
@@ -38,25 +49,83 @@ func Loopback() (string, error) {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
 }
 
-// Port returns a port of 127.0.0.1 nothing listens on now, below the kernel's ephemeral range:
-// random, so that processes picking at the same time rarely pick alike, and tried by listening
-// on it. Where the range leaves no room below it, it falls back to a port the kernel picks.
+// Port returns a port of 127.0.0.1 nothing listens on now, below the kernel's ephemeral range,
+// that no other process of the user's (nor this one) was handed while it runs: random, locked
+// (see the package's comment) and tried by listening on it. Where the range leaves no room
+// below it, it falls back to a port the kernel picks, locked likewise.
 func Port() (int, error) {
 	first := ephemeralStart()
 	if first-lowest >= 1000 {
 		for range 100 {
 			port := lowest + rand.IntN(first-lowest)
-			if free(port) {
+			ok, err := take(port)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
 				return port, nil
 			}
 		}
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		ok, err := take(port)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("freeport: no free port after 200 tries")
+}
+
+// lockDir is the directory of the port locks, one per user (a port is the machine's, but a
+// lock file another user made could not be opened).
+var lockDir = filepath.Join(os.TempDir(), fmt.Sprintf("payout-freeport-%d", os.Getuid()))
+
+var (
+	mu sync.Mutex
+	// held keeps the lock files open, and so locked, until the process exits.
+	held []*os.File
+)
+
+// take locks port for this process and reports whether it got the lock and the port is free.
+// The lock files are never removed: a process that removed one while another held it would
+// let a third lock a new file of the same name.
+func take(port int) (bool, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if err := os.MkdirAll(lockDir, 0o700); err != nil {
+		return false, fmt.Errorf("freeport: %w", err)
+	}
+	// a shared temporary directory: a directory of that name another user made is not ours
+	if st, err := os.Lstat(lockDir); err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+		return false, fmt.Errorf("freeport: %s is not a directory of this user's", lockDir)
+	}
+	f, err := os.OpenFile(filepath.Join(lockDir, strconv.Itoa(port)), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("freeport: %w", err)
+	}
+	// a lock of another open file, in this process or another, refuses this one
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, nil
+		}
+		return false, fmt.Errorf("freeport: locking port %d: %w", port, err)
+	}
+	if !free(port) {
+		_ = f.Close() // someone else's: the lock goes with the file
+		return false, nil
+	}
+	held = append(held, f)
+	return true, nil
 }
 
 // ephemeralStart is the first port of the kernel's ephemeral range.

@@ -1,8 +1,12 @@
 package freeport
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -94,5 +98,86 @@ func TestEphemeralStartReadsTheRange(t *testing.T) {
 	rangeFile = filepath.Join(t.TempDir(), "missing")
 	if got := ephemeralStart(); got != defaultEphemeral {
 		t.Errorf("missing file: %d", got)
+	}
+}
+
+// narrow makes the picks fall in [lowest, lowest+1000), so that random picks of two processes
+// would meet there within a few hundred.
+func narrow(t *testing.T) {
+	t.Helper()
+	old := rangeFile
+	t.Cleanup(func() { rangeFile = old })
+	rangeFile = filepath.Join(t.TempDir(), "range")
+	if err := os.WriteFile(rangeFile, []byte(strconv.Itoa(lowest+1000)+"\t60999\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holderEnv makes the test binary a process that picks ports and holds them (TestMain).
+const holderEnv = "FREEPORT_TEST_HOLDER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(holderEnv) != "" {
+		hold()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// hold picks 300 ports in the narrow range, prints them and keeps them until stdin closes.
+func hold() {
+	rangeFile = os.Getenv(holderEnv)
+	for range 300 {
+		port, err := Port()
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(port)
+	}
+	fmt.Println("held")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// TestNoPortHandedOutTwice: 300 picks of this process and 300 of another one running beside
+// it, in 1000 ports, are 600 different ports, none of them bound: a port handed out stays the
+// process's until it exits, even before its server binds it.
+func TestNoPortHandedOutTwice(t *testing.T) {
+	narrow(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+rangeFile)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	seen := map[int]string{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && sc.Text() != "held" {
+		port, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("the other process: %s", sc.Text())
+		}
+		seen[port] = "the other process"
+	}
+	if len(seen) != 300 {
+		t.Fatalf("the other process holds %d different ports, want 300", len(seen))
+	}
+	for range 300 {
+		port, err := Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if who, ok := seen[port]; ok {
+			t.Fatalf("port %d was handed out twice: to %s and to this one", port, who)
+		}
+		seen[port] = "this process"
 	}
 }

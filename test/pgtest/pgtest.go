@@ -67,7 +67,15 @@ func (s *Server) DSN() string {
 // Dir is the server's data directory.
 func (s *Server) Dir() string { return s.data }
 
-func start() (*Server, error) {
+func start() (*Server, error) { return startAt(0) }
+
+// startAt starts a new server, its first try on port (0: a free one; a test forces a taken one).
+// Another process's server may bind the port between its pick and this one's start: the
+// postmaster then exits ("could not bind"), pg_ctl -w says so, and the next try takes another
+// port. pg_ctl -w succeeds only once the postmaster named in this server's own data directory
+// (postmaster.pid) is ready, which it is only after binding the port: the server answering
+// there is this one.
+func startAt(port int) (*Server, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -96,11 +104,16 @@ func start() (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := s.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
+	for attempt, try := 0, port; ; attempt, try = attempt+1, 0 {
+		s.port = try
+		if err = s.Start(); err == nil {
+			return s, nil
+		}
+		if attempt == 4 {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
 	}
-	return s, nil
 }
 
 // Start (re)starts a stopped server on its port.

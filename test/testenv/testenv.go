@@ -36,8 +36,9 @@ type Env struct {
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default bin/k8s of the checkout)
 // and installs the CRDs of config/crd/bases and the admission policies of config/policy (the
-// guard of account namespaces: docs/operations/accounts.md). Each configure runs before the
-// start (a measurement sets flags of the control plane with it).
+// guard of account namespaces: docs/operations/accounts.md), and returns once the API server
+// enforces those (policy.go). Each configure runs before the start (a measurement sets flags of
+// the control plane with it).
 func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -75,6 +76,10 @@ func Start(configure ...func(*envtest.Environment)) (*Env, error) {
 		return nil, err
 	}
 	if err := manifest.Install(context.Background(), c, filepath.Join(Root(), "config", "policy")); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	if err := awaitPolicies(context.Background(), c); err != nil {
 		_ = env.Stop()
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -125,9 +126,17 @@ func (s *Server) start() error {
 	go func() { _ = cmd.Wait(); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := ping(s.Addr()); err == nil {
+		// the server answering must be this child: another one on the port (a process that
+		// picked it too) answers as well, while this child fails to bind and exits
+		pid, err := serverPID(s.Addr())
+		if err == nil && pid == cmd.Process.Pid {
 			s.cmd, s.done = cmd, done
 			return nil
+		}
+		if err == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			return fmt.Errorf("testredis: port %d answers for another redis-server (pid %d)", s.port, pid)
 		}
 		select {
 		case <-done:
@@ -187,12 +196,22 @@ func StartForTest(tb TB) *Server {
 	return s
 }
 
-func ping(addr string) error {
+// serverPID is the process id of the redis-server answering at addr (INFO server's process_id).
+func serverPID(addr string) (int, error) {
 	opts := clientOptions(addr)
 	opts.MaxRetries, opts.DialTimeout = -1, time.Second
 	c := redis.NewClient(opts)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return c.Ping(ctx).Err()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("testredis: INFO server at %s has no process_id", addr)
 }
