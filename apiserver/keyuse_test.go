@@ -2,15 +2,18 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
+	"github.com/stablepay/payout-operator/internal/keyuse"
 )
 
 // keyPatches counts the facade's patches of API keys: the writes the last-use recorder costs
@@ -68,5 +71,26 @@ var _ = Describe("an API key's last use", func() {
 		at, ok := k.LastUsed()
 		Expect(ok).To(BeTrue())
 		Expect(at).To(BeTemporally("==", clk.Now().Add(-30*time.Second)))
+	})
+
+	It("paces its writes: keys used for the first time at once are written at most at its rate, each in turn", func() {
+		counted := &keyPatches{Client: baseCfg.Client}
+		const perSecond, keys = 5, 40
+		rec := keyuse.New(counted, time.Minute, perSecond, GinkgoLogr)
+		runCtx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		go rec.Run(runCtx)
+
+		start := time.Now()
+		for i := range keys {
+			// keys of no account: their patches answer NotFound, a write the API server served all the same
+			rec.Touch(&payoutv1.APIKey{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("paced%011d", i)}}, start)
+		}
+		// a second's worth at once, then perSecond a second: never more, however fast the API server
+		// answers (the release wrote all 40 within a few milliseconds)
+		Consistently(func() bool {
+			return float64(counted.n.Load()) <= perSecond*(1+time.Since(start).Seconds())
+		}).WithTimeout(2 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
+		Eventually(counted.n.Load).WithTimeout(15*time.Second).Should(BeNumerically("==", keys), "every key written in turn")
 	})
 })

@@ -84,6 +84,9 @@ type Config struct {
 	// a key's payoutv1.APIKeyLastUsedAnnotation is written at most once per interval per replica,
 	// off the request path. Zero means keyuse.DefaultInterval (a minute).
 	KeyLastUsedInterval time.Duration
+	// KeyLastUsedWrites is the most of those writes a replica makes a second; keys used meanwhile
+	// wait their turn (internal/keyuse). Zero means keyuse.DefaultWrites.
+	KeyLastUsedWrites float64
 }
 
 // Server is the facade: an http.Handler plus the listener lifecycle.
@@ -140,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, stores: st, namespaceWait: namespaceWait, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
-		clients: newClientShare(cfg.Clock.Now), keyUse: keyuse.New(cfg.Client, cfg.KeyLastUsedInterval, cfg.Log.WithName("keyuse"))}
+		clients: newClientShare(cfg.Clock.Now), keyUse: keyuse.New(cfg.Client, cfg.KeyLastUsedInterval, cfg.KeyLastUsedWrites, cfg.Log.WithName("keyuse"))}
 	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
 	if cfg.SharedLimits.Configured() {

@@ -42,6 +42,7 @@ import (
 	"github.com/stablepay/payout-operator/internal/fiat/wise"
 	"github.com/stablepay/payout-operator/internal/flagfile"
 	"github.com/stablepay/payout-operator/internal/index"
+	"github.com/stablepay/payout-operator/internal/keyuse"
 	"github.com/stablepay/payout-operator/internal/ledger/gather"
 	payoutmetrics "github.com/stablepay/payout-operator/internal/metrics"
 	"github.com/stablepay/payout-operator/internal/notify"
@@ -73,6 +74,7 @@ type options struct {
 	trustedProxies                  string
 	proxies                         []netip.Prefix // trustedProxies parsed by check
 	maxBodyBytes                    int64
+	keyUseWrites                    float64
 	mcpAllowedOrigins               string
 	sanctionsDir, bankDataDir       string
 	sanctionsURL, sanctionsConsURL  string
@@ -149,6 +151,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of the proxies in front of the facade (Ingress, load balancer) whose X-Forwarded-For is believed, or none when callers reach it directly; required unless --api-bind-address is a loopback address")
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", 64<<10, "largest accepted request body (413 beyond)")
+	fs.Float64Var(&o.keyUseWrites, "key-last-used-writes", keyuse.DefaultWrites, "the most writes a second of API keys' last use (their last-used annotation, once a minute per key) a facade replica makes; keys used meanwhile are recorded in turn, later")
 	fs.StringVar(&o.mcpAllowedOrigins, "mcp-allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed to call the MCP tool server at /mcp; empty (the default): a request carrying any Origin header is refused, as API keys are for server-side use")
 	fs.StringVar(&o.sanctionsDir, "sanctions-dir", "", "directory with a newer OFAC release (sdn.csv, add.csv, alt.csv, ofac-country-iso2.csv, and sdn.xml for its publish date); default: the embedded release. Reloaded on SIGHUP")
 	fs.StringVar(&o.sanctionsURL, "sanctions-url", "", "OFAC's download directory, polled for the SDN list (sdn.csv, add.csv, alt.csv; the publish date from sdn.xml's header), e.g. https://www.treasury.gov/ofac/downloads/ (docs/operations/compliance-data.md). Also fetched on SIGHUP; not with --sanctions-dir")
@@ -199,6 +202,9 @@ func (o *options) check() (err error) {
 	}
 	if err := o.archive.Resolve(); err != nil {
 		return err
+	}
+	if o.keyUseWrites <= 0 {
+		return fmt.Errorf("--key-last-used-writes: %v is not positive", o.keyUseWrites)
 	}
 	if o.transferExpiry < time.Minute {
 		return fmt.Errorf("--transfer-expiry: %v is shorter than a minute", o.transferExpiry)
@@ -548,6 +554,7 @@ func newFacade(ctx context.Context, o *options, mgr ctrl.Manager, synced *syncGa
 		Log:               facadeLog(o),
 		TrustedProxies:    o.proxies,
 		MaxBodyBytes:      o.maxBodyBytes,
+		KeyLastUsedWrites: o.keyUseWrites,
 		Ready:             synced.err,
 		Deposits:          addresses,
 		TransferExpiry:    o.transferExpiry,

@@ -10,6 +10,13 @@
 // however many requests a key serves, its writes are coalesced into one. The time shown is thus
 // accurate to the interval; with N replicas a key gets at most N writes per interval, usually
 // one (the others see it in their caches first).
+//
+// The writes are paced too (DefaultWrites a second per replica): they share the API server, and
+// the service account's priority level, with the controllers' writes that move money, so a
+// burst of keys used for the first time in their interval (a deploy's first minute, many
+// integrators polling with keys of their own) must not become a burst of patches. A key whose
+// write waits its turn stays queued, coalesced with its later uses: its last use is then
+// recorded late, never lost while the queue has room.
 package keyuse
 
 import (
@@ -19,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +37,10 @@ import (
 
 // DefaultInterval is the granularity of last used.
 const DefaultInterval = time.Minute
+
+// DefaultWrites is the most last-use writes a Recorder makes a second: 600 keys a minute, each
+// recorded within its interval; more keys active at once are recorded later.
+const DefaultWrites = 10
 
 // maxQueued bounds the keys waiting for their write: past it a use goes unrecorded (last used
 // is informational; a request must never wait for it or grow memory without bound).
@@ -41,6 +53,7 @@ const writeTimeout = 5 * time.Second
 type Recorder struct {
 	c        client.Writer
 	interval time.Duration
+	pace     *rate.Limiter
 	log      logr.Logger
 
 	mu sync.Mutex
@@ -50,12 +63,16 @@ type Recorder struct {
 	wake            chan struct{}
 }
 
-// New is a Recorder writing through c at most once per interval per key (0: DefaultInterval).
-func New(c client.Writer, interval time.Duration, log logr.Logger) *Recorder {
+// New is a Recorder writing through c at most once per interval per key (0: DefaultInterval)
+// and at most writes patches a second (0: DefaultWrites), a second's worth at once.
+func New(c client.Writer, interval time.Duration, writes float64, log logr.Logger) *Recorder {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	return &Recorder{c: c, interval: interval, log: log,
+	if writes <= 0 {
+		writes = DefaultWrites
+	}
+	return &Recorder{c: c, interval: interval, pace: rate.NewLimiter(rate.Limit(writes), max(1, int(writes))), log: log,
 		queued: map[string]time.Time{}, written: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
@@ -113,6 +130,9 @@ func (r *Recorder) flush(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	for id, at := range batch {
+		if err := r.pace.Wait(ctx); err != nil {
+			return // stopping: what is left goes unrecorded, as on any stop
+		}
 		if err := r.write(ctx, id, at); err != nil && ctx.Err() == nil {
 			r.log.Error(err, "recording an API key's last use", "keyId", id)
 		}
