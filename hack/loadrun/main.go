@@ -81,6 +81,7 @@ var (
 	phases   = flag.String("phases", "creates,gets,mcp", "which measurements to run: creates, gets, mcp (mcp.go), retention (retention.go), quotas alone (quotas.go); process alone drives a payoutd process instead (process.go)")
 	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
+	lastUsed = flag.Duration("key-last-used", 0, "the in-process facade's granularity of an API key's recorded last use (apiserver.Config.KeyLastUsedInterval; 0: payoutd's default)")
 )
 
 func main() {
@@ -312,7 +313,7 @@ func openFacade(mgr ctrl.Manager, deposits apiserver.DepositAddresses, store *ar
 		Client: c, APIReader: reader, Informers: mgr.GetCache(), Catalog: bankaccount.Default(),
 		Sanctions: sanctions.NewScreener(sanctions.Embedded), KYC: kyc.Store{Reader: mgr.GetClient()},
 		WalletScreen: walletscreen.LocalList{Reader: mgr.GetClient()}, Rates: rates, Clock: clock.RealClock{},
-		Log: logger.WithName("facade"), Deposits: deposits, Archive: store,
+		Log: logger.WithName("facade"), Deposits: deposits, Archive: store, KeyLastUsedInterval: *lastUsed,
 	})
 	if err != nil {
 		return nil, err

@@ -8,7 +8,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +42,7 @@ var (
 	pprofURL  = flag.String("pprof-url", "", "process mode with -env: payoutd's pprof base URL (it was started with --pprof-address), for -cpuprofile")
 	readRate  = flag.Int("read-rate", 15000, "the most facade reads a second expected: sizes the pool of keys, so that none passes its budget (a 429 stops the run)")
 	serveBare = flag.String("serve-bare", "", "internal: serve the bare handler on this address and print it (the process mode's baseline process)")
+	bareMode  = flag.String("bare", "same", "what the bare handler is sent and answers: same (the facade's request headers, and its answer replayed: status, headers and body) or body (no request headers; a body of the answer's size with Content-Type only, the floor before 2026-11-26)")
 )
 
 // runProcess measures the cached reads of a separately running payoutd against the bare
@@ -223,10 +226,15 @@ type read struct {
 var facadeName = "the facade"
 
 // measureReads warms each read up (every stored transfer looked up once, unmeasured, as polling
-// callers keep the body cache warm), then alternates it with the bare handler answering a body
-// of the same size, and prints both with their ratio; it returns the facade's reads measured. With
-// pprofBase, payoutd's CPU profile of each read's first facade window goes to -cpuprofile,
-// suffixed with the read.
+// callers keep the body cache warm), then alternates it with the bare handler, and prints both
+// with their ratio; it returns the facade's reads measured. The bare handler is the floor of the
+// exchange: with -bare same (the default) it gets the facade's request (the same client code and
+// headers, an API key's Authorization among them) and answers the facade's answer replayed
+// (status, headers, body: the spec's rate-limit headers and the rest), so that both sides carry
+// the same bytes and differ only by the facade's work; with -bare body, the floor of the runs
+// before 2026-11-26, it gets a bare GET and answers a body of the answer's size with a
+// Content-Type alone. With pprofBase, payoutd's CPU profile of each read's first facade window
+// goes to -cpuprofile, suffixed with the read.
 func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase string) (int64, error) {
 	clients := make([]*http.Client, *workers)
 	for i := range clients {
@@ -252,11 +260,31 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 		if err := parallel(rd.warm, func(i int) error { return facade(i % *workers) }); err != nil {
 			return 0, err
 		}
-		size, err := bodySize(keys[0], url+rd.path(0))
+		ans, err := answerOf(keys[0], url+rd.path(0))
 		if err != nil {
 			return 0, err
 		}
-		bare := bareOp(fmt.Sprintf("%s/%d", bareURL, size), clients)
+		bare, bareName := bareOp(fmt.Sprintf("%s/%d", bareURL, len(ans.Body)), clients), fmt.Sprintf("bare handler, %d-byte body", len(ans.Body))
+		if *bareMode == "same" {
+			path := "/" + strings.ReplaceAll(strings.TrimPrefix(rd.name, "GET "), " ", "-")
+			if err := teach(bareURL+path, ans); err != nil {
+				return 0, err
+			}
+			bare = op(func(w int) error {
+				mu.Lock()
+				next++
+				n := next
+				mu.Unlock()
+				k := *keys[int(n/25)%len(keys)]
+				k.hc = clients[w]
+				st, err := k.do("GET", bareURL+path, nil, nil)
+				if err != nil || st != ans.Status {
+					return fmt.Errorf("bare handler: %d %v", st, err)
+				}
+				return nil
+			})
+			bareName = fmt.Sprintf("bare handler, the same exchange (%d-byte body, %d headers)", len(ans.Body), len(ans.Header))
+		}
 		facadeWindowHook = nil
 		if pprofBase != "" && *profile != "" {
 			file := *profile + "." + strings.ReplaceAll(strings.TrimPrefix(rd.name, "GET "), " ", "-")
@@ -273,7 +301,7 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 			return 0, err
 		}
 		total += f.n
-		base[0].print(fmt.Sprintf("bare handler, %d-byte body", size))
+		base[0].print(bareName)
 		f.print(rd.name + " through " + facadeName)
 		printRatio("ratio", f.rate/base[0].rate, "goal >= 0.8")
 		printRatio("p99 / bare p99", float64(f.p99)/float64(base[0].p99), "goal <= 2")
@@ -283,17 +311,46 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 	return total, nil
 }
 
-// bodySize is the length of the facade's answer at url.
-func bodySize(k *keyed, url string) (int, error) {
+// answer is an HTTP answer as the bare handler replays it.
+type answer struct {
+	Status int         `json:"status"`
+	Header http.Header `json:"header"`
+	Body   []byte      `json:"body"`
+}
+
+// answerOf is the facade's answer at url, with the headers net/http writes for every handler
+// (Date, Content-Length) left out: the bare handler's server writes its own.
+func answerOf(k *keyed, url string) (answer, error) {
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Authorization", "Bearer "+k.key)
 	resp, err := k.hc.Do(req)
 	if err != nil {
-		return 0, err
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return len(b), err
+	h := resp.Header.Clone()
+	h.Del("Date")
+	h.Del("Content-Length")
+	return answer{Status: resp.StatusCode, Header: h, Body: b}, err
+}
+
+// teach has the bare handler at url answer a as it stands from now on.
+func teach(url string, a answer) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	req, _ := http.NewRequest(http.MethodPut, url, bytes.NewReader(b))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("bare handler: PUT %s: %d", url, resp.StatusCode)
+	}
+	return nil
 }
 
 // bareOp reads url of the bare handler, one keep-alive connection per worker.
@@ -363,10 +420,31 @@ func runBare(addr string) error {
 	return serveBareOn(ln)
 }
 
-// serveBareOn is the bare handler: GET /N answers N bytes of JSON-typed body, each body made once.
+// serveBareOn is the bare handler: GET /N answers N bytes of JSON-typed body, each body made
+// once; PUT /name stores an answer (JSON: status, header, body) that GET /name replays.
 func serveBareOn(ln net.Listener) error {
-	var bodies sync.Map
+	var bodies, answers sync.Map
 	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			var a answer
+			if err := json.NewDecoder(r.Body).Decode(&a); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			answers.Store(r.URL.Path, &a)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if a, ok := answers.Load(r.URL.Path); ok {
+			a := a.(*answer)
+			h := w.Header()
+			for k, v := range a.Header {
+				h[k] = v // the stored slices, as the facade writes its constant headers' values
+			}
+			w.WriteHeader(a.Status)
+			_, _ = w.Write(a.Body)
+			return
+		}
 		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
 		if err != nil || n < 0 || n > 1<<20 {
 			http.NotFound(w, r)
