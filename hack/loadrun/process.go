@@ -270,10 +270,13 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 			if err := teach(bareURL+path, ans); err != nil {
 				return 0, err
 			}
+			// the same client code as the facade's op, on a counter of its own: the facade's keys
+			// are sized for its own reads (-read-rate), and the bare handler limits nothing
+			var bareNext int64
 			bare = op(func(w int) error {
 				mu.Lock()
-				next++
-				n := next
+				bareNext++
+				n := bareNext
 				mu.Unlock()
 				k := *keys[int(n/25)%len(keys)]
 				k.hc = clients[w]
