@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -242,21 +243,7 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 	}
 	var total int64
 	for _, rd := range reads(ids) {
-		var next int64
-		var mu sync.Mutex
-		facade := op(func(w int) error {
-			mu.Lock()
-			next++
-			n := next
-			mu.Unlock()
-			k := *keys[int(n/25)%len(keys)]
-			k.hc = clients[w]
-			st, err := k.do("GET", url+rd.path(n), nil, nil)
-			if err != nil || st != 200 {
-				return fmt.Errorf("%s: %d %v", rd.name, st, err)
-			}
-			return nil
-		})
+		facade := keyedGets(keys, clients, func(n int64) string { return url + rd.path(n) }, 200, rd.name)
 		if err := parallel(rd.warm, func(i int) error { return facade(i % *workers) }); err != nil {
 			return 0, err
 		}
@@ -272,20 +259,7 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 			}
 			// the same client code as the facade's op, on a counter of its own: the facade's keys
 			// are sized for its own reads (-read-rate), and the bare handler limits nothing
-			var bareNext int64
-			bare = op(func(w int) error {
-				mu.Lock()
-				bareNext++
-				n := bareNext
-				mu.Unlock()
-				k := *keys[int(n/25)%len(keys)]
-				k.hc = clients[w]
-				st, err := k.do("GET", bareURL+path, nil, nil)
-				if err != nil || st != ans.Status {
-					return fmt.Errorf("bare handler: %d %v", st, err)
-				}
-				return nil
-			})
+			bare = keyedGets(keys, clients, func(int64) string { return bareURL + path }, ans.Status, "bare handler")
 			bareName = fmt.Sprintf("bare handler, the same exchange (%d-byte body, %d headers)", len(ans.Body), len(ans.Header))
 		}
 		facadeWindowHook = nil
@@ -312,6 +286,22 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 	}
 	profiling.Wait()
 	return total, nil
+}
+
+// keyedGets is an op that GETs url(n) for the nth request with the nth request's key (a new one
+// every 25 requests, so that no key passes its budget) and wants status.
+func keyedGets(keys []*keyed, clients []*http.Client, url func(n int64) string, status int, name string) op {
+	var next atomic.Int64
+	return func(w int) error {
+		n := next.Add(1)
+		k := *keys[int(n/25)%len(keys)]
+		k.hc = clients[w]
+		st, err := k.do("GET", url(n), nil, nil)
+		if err != nil || st != status {
+			return fmt.Errorf("%s: %d %v", name, st, err)
+		}
+		return nil
+	}
 }
 
 // answer is an HTTP answer as the bare handler replays it.
