@@ -111,14 +111,14 @@ func (r *Recorder) Run(ctx context.Context) {
 	}
 }
 
-// flush writes the queued uses, one merge patch of the annotation each. A failed write is
-// logged and not retried: the key's next use after the interval queues it again.
+// flush writes the queued uses, one merge patch of the annotation each, taking them from the
+// queue one at a time as the pace lets it: a key waiting its turn stays queued, so that its
+// later uses are coalesced into its one write and maxQueued bounds all that waits. A failed
+// write is logged and not retried: the key's next use after the interval queues it again.
 func (r *Recorder) flush(ctx context.Context) {
 	r.mu.Lock()
-	batch := r.queued
-	r.queued = map[string]time.Time{}
 	var latest time.Time
-	for _, at := range batch {
+	for _, at := range r.queued {
 		if at.After(latest) {
 			latest = at
 		}
@@ -129,14 +129,29 @@ func (r *Recorder) flush(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
-	for id, at := range batch {
+	for {
 		if err := r.pace.Wait(ctx); err != nil {
 			return // stopping: what is left goes unrecorded, as on any stop
+		}
+		id, at, ok := r.next()
+		if !ok {
+			return
 		}
 		if err := r.write(ctx, id, at); err != nil && ctx.Err() == nil {
 			r.log.Error(err, "recording an API key's last use", "keyId", id)
 		}
 	}
+}
+
+// next takes a key and its latest use off the queue; ok is false when the queue is empty.
+func (r *Recorder) next() (id string, at time.Time, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, at = range r.queued {
+		delete(r.queued, id)
+		return id, at, true
+	}
+	return "", time.Time{}, false
 }
 
 func (r *Recorder) write(ctx context.Context, id string, at time.Time) error {
