@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
@@ -69,19 +70,18 @@ func awaitNamespaceGuard(ctx context.Context, c client.Client) error {
 	if err := c.Create(ctx, ns); err != nil {
 		return err
 	}
-	for {
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		err := c.Delete(ctx, ns, client.DryRunAll)
 		if apierrors.IsForbidden(err) {
-			break
+			return true, nil
 		}
-		if err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not enforced a minute after it was installed: a dry-run delete of namespace %s was let through", name)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return false, err
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("not enforced a minute after it was installed: a dry-run delete of namespace %s was let through", name)
+	}
+	if err != nil {
+		return err
 	}
 	patch := client.MergeFrom(ns.DeepCopy())
 	ns.Labels[payoutv1.ReleasedLabel] = "true"
