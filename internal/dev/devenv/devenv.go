@@ -332,9 +332,19 @@ func optionsAvailable(ctx context.Context, hc *http.Client, baseURL, key string,
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return fmt.Errorf("GET deposit-options: %w", err)
 	}
+	listed := map[string]bool{}
 	for _, o := range body.Options {
 		if slices.Contains(networks, o.Network) && o.Status != "available" {
 			return fmt.Errorf("%s on %s is %s", o.Token, o.Network, o.Status)
+		}
+		listed[o.Network] = true
+	}
+	// A network not listed yet is not ready either: payoutd creates the options once its
+	// controllers start, which can be after the facade answers, and a check of the listed
+	// options alone passed on an empty list.
+	for _, n := range networks {
+		if !listed[n] {
+			return fmt.Errorf("no deposit option on %s is listed yet", n)
 		}
 	}
 	return nil
