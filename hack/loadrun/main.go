@@ -79,7 +79,7 @@ var (
 	workers  = flag.Int("workers", 16, "concurrent clients")
 	stored   = flag.Int("transfers", 10000, "transfers stored for the lookup measurement")
 	phases   = flag.String("phases", "creates,gets,mcp", "which measurements to run: creates, gets, mcp (mcp.go), retention (retention.go), quotas alone (quotas.go); process alone drives a payoutd process instead (process.go)")
-	rounds   = flag.Int("rounds", 3, "baseline and facade windows alternate this many times, so that both see the same machine")
+	rounds   = flag.Int("rounds", 4, "baseline and facade windows alternate this many times, so that both see the same machine; every other round runs the facade first, so an even count balances the order")
 	profile  = flag.String("cpuprofile", "", "write a CPU profile of the measured windows to this file")
 	lastUsed = flag.Duration("key-last-used", 0, "the in-process facade's granularity of an API key's recorded last use (apiserver.Config.KeyLastUsedInterval; 0: payoutd's default)")
 )
@@ -437,19 +437,25 @@ func window(o op, d time.Duration) (int64, []time.Duration, error) {
 
 // alternate measures baselines and the facade in alternating windows (*rounds each, of *duration
 // in all per side), so that a busy machine slows all alike; the facade's windows are
-// CPU-profiled with -cpuprofile. It returns the baselines' results in order, then the facade's.
+// CPU-profiled with -cpuprofile. Every other round runs the facade first (baselines, facade;
+// facade, baselines; ...), so that neither side always follows the other: what a window leaves
+// behind (garbage to collect, queued writes, a cooler cache) falls on both sides alike. It
+// returns the baselines' results in order, then the facade's.
 func alternate(facade op, baselines ...op) ([]result, result, error) {
 	per := *duration / time.Duration(*rounds)
 	b := make([]tally, len(baselines))
 	var f tally
-	for range *rounds {
+	measureBaselines := func() error {
 		for i, o := range baselines {
 			n, lat, err := window(o, per)
 			if err != nil {
-				return nil, result{}, err
+				return err
 			}
 			b[i].add(n, lat, per)
 		}
+		return nil
+	}
+	measureFacade := func() error {
 		if profileFile != nil {
 			_ = pprof.StartCPUProfile(profileFile)
 		}
@@ -467,9 +473,22 @@ func alternate(facade op, baselines ...op) ([]result, result, error) {
 			profileFile = nil // one window's profile is enough
 		}
 		if err != nil {
-			return nil, result{}, err
+			return err
 		}
 		f.add(n, lat, per)
+		return nil
+	}
+	for r := range *rounds {
+		first, second := measureBaselines, measureFacade
+		if r%2 == 1 {
+			first, second = second, first
+		}
+		if err := first(); err != nil {
+			return nil, result{}, err
+		}
+		if err := second(); err != nil {
+			return nil, result{}, err
+		}
 	}
 	out := make([]result, len(b))
 	for i := range b {
