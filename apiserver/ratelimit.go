@@ -143,7 +143,7 @@ func setRateHeaders(w http.ResponseWriter, lc limiter.Context) {
 	b = strconv.AppendInt(b, lc.Remaining, 10)
 	j := len(b)
 	b = strconv.AppendInt(b, reset, 10)
-	s := unsafe.String(&v.digits[0], len(b))
+	s := unsafe.String(unsafe.SliceData(b), len(b)) // b is v.digits: 60 bytes hold three int64s
 	v.vals = [...]string{s[:i], s[i:j], s[j:]}
 	vals := v.vals[:]
 	h["X-Ratelimit-Limit"] = vals[0:1:1]
