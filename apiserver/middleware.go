@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"time"
+	"unsafe"
 
 	"github.com/go-logr/logr"
 
@@ -23,6 +24,9 @@ type record struct {
 	account string
 	keyID   string
 	err     error
+	// caller is the request's authenticated caller (admit): kept here, it costs no allocation
+	// of its own
+	caller Caller
 }
 
 // recordOf is the access record of the request w answers: observe's recorder's, or a tool
@@ -88,7 +92,7 @@ func observe(log logr.Logger, mux *http.ServeMux, next http.Handler) http.Handle
 		// the record, its writer and the X-Request-Id header's value in one allocation
 		o := &observed{}
 		rec := &o.rec
-		rec.id = requestID(r)
+		rec.id = requestIDIn(r, &o.idBytes)
 		o.idHeader[0] = rec.id
 		w.Header()["X-Request-Id"] = o.idHeader[:] // the canonical form of the key, as Header.Set writes it
 		rw := &o.rw
@@ -123,16 +127,38 @@ type observed struct {
 	rec      record
 	rw       recorder
 	idHeader [1]string
+	idBytes  [2 * requestIDBytes]byte
 }
+
+// requestIDBytes is how many random bytes a request id made here holds.
+const requestIDBytes = 12
 
 // requestID takes a caller's X-Request-Id when it is short and plain, else makes one.
 func requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && isToken(id) {
+	if id, ok := callersRequestID(r); ok {
 		return id
 	}
-	var b [12]byte
+	var b [requestIDBytes]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// requestIDIn is requestID making the id in buf: a string of buf's bytes, which are never
+// written again, so that the id costs no allocation of its own.
+func requestIDIn(r *http.Request, buf *[2 * requestIDBytes]byte) string {
+	if id, ok := callersRequestID(r); ok {
+		return id
+	}
+	var b [requestIDBytes]byte
+	_, _ = rand.Read(b[:])
+	hex.Encode(buf[:], b[:])
+	return unsafe.String(&buf[0], len(buf))
+}
+
+// callersRequestID is the request's own X-Request-Id when it is short and plain.
+func callersRequestID(r *http.Request) (string, bool) {
+	id := r.Header.Get("X-Request-Id")
+	return id, id != "" && len(id) <= 64 && isToken(id)
 }
 
 func isToken(s string) bool {

@@ -91,3 +91,21 @@ func BenchmarkMatches(b *testing.B) {
 		Matches(k.Hash, k.Full)
 	}
 }
+
+// TestMatchesAllocatesNothing: every request checks its key's hash.
+func TestMatchesAllocatesNothing(t *testing.T) {
+	k, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Matches(k.Hash, k.Full) || Matches(k.Hash, k.Full+"0") {
+		t.Fatal("Matches does not tell the key")
+	}
+	long := Prefix + strings.Repeat("a", maxIDLen) + "_" + strings.Repeat("b", maxSecretLen+1)
+	if !Matches(Hash(long), long) {
+		t.Fatal("Matches does not tell a key past the longest it is asked of")
+	}
+	if n := testing.AllocsPerRun(100, func() { Matches(k.Hash, k.Full) }); n != 0 {
+		t.Errorf("Matches: %.1f allocations, want none", n)
+	}
+}

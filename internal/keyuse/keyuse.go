@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -58,9 +59,11 @@ type Recorder struct {
 
 	mu sync.Mutex
 	// queued are the uses to write, by key id; written is when this replica last queued a
-	// write of each key, kept for an interval.
-	queued, written map[string]time.Time
-	wake            chan struct{}
+	// write of each key (*atomic.Int64 of Unix nanoseconds by key id), kept for an interval:
+	// every request of a busy key reads it, so a use it covers costs a load, not the lock.
+	queued  map[string]time.Time
+	written sync.Map
+	wake    chan struct{}
 }
 
 // New is a Recorder writing through c at most once per interval per key (0: DefaultInterval)
@@ -73,17 +76,20 @@ func New(c client.Writer, interval time.Duration, writes float64, log logr.Logge
 		writes = DefaultWrites
 	}
 	return &Recorder{c: c, interval: interval, pace: rate.NewLimiter(rate.Limit(writes), max(1, int(writes))), log: log,
-		queued: map[string]time.Time{}, written: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+		queued: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
 // Touch records that key authenticated a request at now. It does no I/O: a use the interval
 // already covers is dropped, another is queued for Run.
 func (r *Recorder) Touch(key *payoutv1.APIKey, now time.Time) {
+	if r.writtenWithin(key.Name, now) {
+		return
+	}
 	if last, ok := key.LastUsed(); ok && now.Sub(last) < r.interval {
 		return
 	}
 	r.mu.Lock()
-	if w, ok := r.written[key.Name]; ok && now.Sub(w) < r.interval {
+	if r.writtenWithin(key.Name, now) {
 		r.mu.Unlock()
 		return
 	}
@@ -91,12 +97,26 @@ func (r *Recorder) Touch(key *payoutv1.APIKey, now time.Time) {
 		r.mu.Unlock()
 		return
 	}
-	r.written[key.Name], r.queued[key.Name] = now, now
+	r.queued[key.Name] = now
+	if w, ok := r.written.Load(key.Name); ok {
+		w.(*atomic.Int64).Store(now.UnixNano())
+	} else {
+		w := &atomic.Int64{}
+		w.Store(now.UnixNano())
+		r.written.Store(key.Name, w)
+	}
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
 	default: // a flush is already due: it takes this one too
 	}
+}
+
+// writtenWithin reports whether this replica queued a write of the key within the interval
+// before now.
+func (r *Recorder) writtenWithin(id string, now time.Time) bool {
+	w, ok := r.written.Load(id)
+	return ok && now.Sub(time.Unix(0, w.(*atomic.Int64).Load())) < r.interval
 }
 
 // Run writes what Touch queued until ctx ends.
@@ -123,9 +143,10 @@ func (r *Recorder) flush(ctx context.Context) {
 			latest = at
 		}
 	}
-	for id, w := range r.written {
-		if latest.Sub(w) >= r.interval {
-			delete(r.written, id)
+	// under the lock, so that a write Touch queues meanwhile is not dropped with its entry
+	for id, w := range r.written.Range {
+		if latest.Sub(time.Unix(0, w.(*atomic.Int64).Load())) >= r.interval {
+			r.written.Delete(id)
 		}
 	}
 	r.mu.Unlock()

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -45,32 +46,45 @@ var (
 	methods = set(http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace)
 
-	routesMu sync.RWMutex
-	// routes are the route templates the facade declared (FacadeRoutes); only they are labels.
-	routes = map[string]bool{}
-	// limits are the budget names the facade declared, and LimitAuthFailures.
-	limits = map[string]bool{LimitAuthFailures: true}
+	// declareMu orders FacadeRoutes' calls; declared is what they declared: read by every
+	// request (knownRoute), so a copy is replaced whole rather than a map guarded by a lock.
+	declareMu sync.Mutex
+	declared  atomic.Pointer[labelValues]
 )
+
+// labelValues are the route templates the facade declared (FacadeRoutes), the only route
+// labels, and the budget names it declared with LimitAuthFailures, the only limit labels. Never
+// changed once stored.
+type labelValues struct {
+	routes, limits map[string]bool
+}
+
+func init() {
+	declared.Store(&labelValues{routes: map[string]bool{}, limits: map[string]bool{LimitAuthFailures: true}})
+}
 
 // FacadeRoutes declares the facade's route templates and rate-limit budget names: the only
 // route and limit label values (anything else is "other"), so that no request can add a
 // series. The facade calls it when it is built; calls add to what earlier ones declared.
 func FacadeRoutes(templates, budgets []string) {
-	routesMu.Lock()
-	defer routesMu.Unlock()
+	declareMu.Lock()
+	defer declareMu.Unlock()
+	old := declared.Load()
+	next := &labelValues{routes: maps.Clone(old.routes), limits: maps.Clone(old.limits)}
 	for _, t := range templates {
-		routes[t] = true
+		next.routes[t] = true
 	}
 	for _, b := range budgets {
-		limits[b] = true
+		next.limits[b] = true
 	}
+	declared.Store(next)
 }
 
-func known(m map[string]bool, v string) string {
-	routesMu.RLock()
-	defer routesMu.RUnlock()
-	return oneOf(v, m)
-}
+// knownRoute is route when the facade declared it, else "other".
+func knownRoute(route string) string { return oneOf(route, declared.Load().routes) }
+
+// knownLimit is limit when the facade declared it, else "other".
+func knownLimit(limit string) string { return oneOf(limit, declared.Load().limits) }
 
 // MethodLabel is method when it is a standard HTTP method, else "OTHER".
 func MethodLabel(method string) string {
@@ -83,7 +97,7 @@ func MethodLabel(method string) string {
 // FacadeRequest records one answered request: its route template (declared with
 // FacadeRoutes), method, status code and latency.
 func FacadeRequest(route, method string, code int, d time.Duration) {
-	s := facadeSeries{known(routes, route), MethodLabel(method), code}
+	s := facadeSeries{knownRoute(route), MethodLabel(method), code}
 	c, ok := facadeSeen.Load(s)
 	if !ok {
 		c, _ = facadeSeen.LoadOrStore(s, facadeChildren{
@@ -116,7 +130,7 @@ func FacadeInFlight(delta float64) { facadeInFlight.Add(delta) }
 
 // RateLimited counts a 429: limit is the per-key budget that was spent, or LimitAuthFailures.
 func RateLimited(limit string) {
-	facadeRateLimited.WithLabelValues(known(limits, limit)).Inc()
+	facadeRateLimited.WithLabelValues(knownLimit(limit)).Inc()
 }
 
 // AuthFailure counts a request refused for its credential.
