@@ -906,11 +906,15 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		jsonResponse:                t.jsonResponse,
 		logger:                      ensureLogger(t.logger), // see #556: must be non-nil
 		shouldPropagateCancellation: t.shouldPropagateCancellation,
-		incoming:                    make(chan jsonrpc.Message, 10),
 		done:                        make(chan struct{}),
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
 		post:                        t.post,
+	}
+	// A connection whose one call is handled on the request's goroutine has
+	// nothing to queue for a reader, and no reader (see onlyNow).
+	if !t.connection.onlyNow() {
+		t.connection.incoming = make(chan jsonrpc.Message, 10)
 	}
 	// Stream 0 corresponds to the standalone SSE stream.
 	//

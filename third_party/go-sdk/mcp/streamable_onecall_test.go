@@ -24,6 +24,7 @@ type oneCallServer struct {
 	*Server
 	mu     sync.Mutex
 	listed []bool
+	queued []bool // whether the session's connection had a queue of incoming messages
 	seen   []string
 }
 
@@ -60,8 +61,10 @@ func newOneCallServer(opts *ServerOptions) *oneCallServer {
 
 func (s *oneCallServer) record(ss *ServerSession) {
 	listed := slices.Contains(slices.Collect(s.Sessions()), ss)
+	c, _ := ss.mcpConn.(*streamableServerConn)
 	s.mu.Lock()
 	s.listed = append(s.listed, listed)
+	s.queued = append(s.queued, c == nil || c.incoming != nil)
 	s.mu.Unlock()
 }
 
@@ -86,7 +89,8 @@ func (s *oneCallServer) post(t *testing.T, jsonResponse bool, version, body stri
 // call answered as JSON is served by a session the server does not list (so
 // that neither its connection nor its close takes the server's lock), and that
 // an SSE answer, a resource subscription and a server with keepalive still get
-// a listed session.
+// a listed session; and that a connection with no reader (any of them but the
+// SSE answer) has no queue of incoming messages.
 func TestStatelessOneCallSessionNotListed(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{}}}`
 	const subscribe = `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://r"}}`
@@ -96,11 +100,12 @@ func TestStatelessOneCallSessionNotListed(t *testing.T) {
 		jsonResponse bool
 		body         string
 		listed       bool
+		queued       bool
 	}{
-		{"JSON answer", 0, true, call, false},
-		{"SSE answer", 0, false, call, true},
-		{"resource subscription", 0, true, subscribe, true},
-		{"keepalive", time.Hour, true, call, true},
+		{"JSON answer", 0, true, call, false, false},
+		{"SSE answer", 0, false, call, true, true},
+		{"resource subscription", 0, true, subscribe, true, false},
+		{"keepalive", time.Hour, true, call, true, false},
 	} {
 		s := newOneCallServer(&ServerOptions{KeepAlive: c.keepAlive})
 		if rec := s.post(t, c.jsonResponse, protocolVersion20250618, c.body); rec.Code != http.StatusOK {
@@ -108,6 +113,9 @@ func TestStatelessOneCallSessionNotListed(t *testing.T) {
 		}
 		if len(s.listed) != 1 || s.listed[0] != c.listed {
 			t.Errorf("%s: the session listed by the server while it was handled: %v, want [%v]", c.name, s.listed, c.listed)
+		}
+		if len(s.queued) != 1 || s.queued[0] != c.queued {
+			t.Errorf("%s: the connection had a queue of incoming messages: %v, want [%v]", c.name, s.queued, c.queued)
 		}
 		if n := len(slices.Collect(s.Sessions())); n != 0 {
 			t.Errorf("%s: %d sessions listed after the call, want 0", c.name, n)
