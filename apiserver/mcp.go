@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -73,13 +74,20 @@ func (b mcpBackend) Do(ctx context.Context, caller any, req mcpserver.Request) m
 	for k, v := range req.PathValues {
 		path = strings.Replace(path, "{"+k+"}", url.PathEscape(v), 1)
 	}
-	r, err := http.NewRequestWithContext(ctx, req.Method, "/", bytes.NewReader(req.Body))
+	// A request without a body gets http.NoBody, as a server's request has (a reader of
+	// nothing would cost a reader, a closer and a GetBody closure for no bytes).
+	var body io.Reader = http.NoBody
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	r, err := http.NewRequestWithContext(ctx, req.Method, "/", body)
 	if err != nil {
 		writeError(w, &http.Request{}, apierror.Errorf(apierror.Invalid, "the arguments do not make a request: %v", err))
 		return mcpserver.Response{Status: w.status, Body: w.body.Bytes()}
 	}
-	// the URL as parsing its text would give it, without writing and parsing that text
-	r.URL = &url.URL{Path: path, RawQuery: req.Query.Encode()}
+	// the URL as parsing its text would give it, without writing and parsing that text: "/"
+	// parsed is a URL with nothing but its path
+	r.URL.Path, r.URL.RawQuery = path, req.Query.Encode()
 	if req.Body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}

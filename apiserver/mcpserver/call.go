@@ -103,16 +103,24 @@ func toolHandler(b Backend, d toolDef) mcp.ToolHandler {
 				return errorResult(http.StatusBadRequest, "the tool's arguments must be a JSON object"), nil
 			}
 		}
-		rq := Request{Method: d.method, Path: d.path, PathValues: map[string]string{}, Query: url.Values{}}
+		// The maps are made when an argument goes into them: a lookup (get_transfer) has a
+		// path value and no query, and the backend reads a nil map as an empty one.
+		rq := Request{Method: d.method, Path: d.path}
 		body := map[string]json.RawMessage{}
 		for name, raw := range args {
 			switch {
 			case pathParams[name]:
+				if rq.PathValues == nil {
+					rq.PathValues = map[string]string{}
+				}
 				rq.PathValues[name] = queryText(raw)
 			case hasBody && !isQueryParam(d, name):
 				body[name] = raw
 			default:
 				if !bytes.Equal(raw, []byte("null")) {
+					if rq.Query == nil {
+						rq.Query = url.Values{}
+					}
 					rq.Query.Set(name, queryText(raw))
 				}
 			}

@@ -23,7 +23,8 @@ import (
 )
 
 // Request is one REST operation to perform: the route (method and path template as the
-// facade's routes name them), its path values, query and JSON body (nil: none).
+// facade's routes name them), its path values, query and JSON body (nil: none). PathValues
+// and Query are nil when the operation has none.
 type Request struct {
 	Method, Path string
 	PathValues   map[string]string

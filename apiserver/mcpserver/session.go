@@ -41,17 +41,23 @@ const (
 )
 
 // sessionKey is the MAC key of a key's sessions. The credential is the Authorization header's
-// value, which admit has checked: only its holder and the server know it.
-func sessionKey(keyID, credential string) []byte {
-	h := sha256.New()
-	fmt.Fprintf(h, "payout mcp session\x00%s\x00%s", keyID, credential)
-	return h.Sum(nil)
+// value, which admit has checked: only its holder and the server know it. Every request on a
+// session computes it, so it is written without fmt (whose arguments are allocated) into a
+// buffer that stays on the stack for the usual key and credential.
+func sessionKey(keyID, credential string) [sha256.Size]byte {
+	var buf [128]byte
+	msg := append(buf[:0], "payout mcp session\x00"...)
+	msg = append(msg, keyID...)
+	msg = append(msg, 0)
+	msg = append(msg, credential...)
+	return sha256.Sum256(msg)
 }
 
-func sessionSum(key, msg []byte) []byte {
-	m := hmac.New(sha256.New, key)
+func sessionSum(key [sha256.Size]byte, msg []byte) [sessionMAC]byte {
+	m := hmac.New(sha256.New, key[:])
 	m.Write(msg)
-	return m.Sum(nil)[:sessionMAC]
+	var sum [sha256.Size]byte
+	return [sessionMAC]byte(m.Sum(sum[:0]))
 }
 
 // issue makes a new session id for the key.
@@ -59,7 +65,8 @@ func (s sessions) issue(keyID, credential string) string {
 	raw := make([]byte, sessionRaw)
 	_, _ = rand.Read(raw[:sessionRandom])
 	binary.BigEndian.PutUint64(raw[sessionRandom:], uint64(s.now().Add(s.lifetime).Unix()))
-	copy(raw[sessionRandom+8:], sessionSum(sessionKey(keyID, credential), raw[:sessionRandom+8]))
+	sum := sessionSum(sessionKey(keyID, credential), raw[:sessionRandom+8])
+	copy(raw[sessionRandom+8:], sum[:])
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
@@ -70,7 +77,7 @@ func (s sessions) check(id, keyID, credential string) (int, string) {
 	if err != nil || len(raw) != sessionRaw {
 		return http.StatusNotFound, "the session does not exist: initialize a new one"
 	}
-	if !hmac.Equal(raw[sessionRandom+8:], sessionSum(sessionKey(keyID, credential), raw[:sessionRandom+8])) {
+	if sum := sessionSum(sessionKey(keyID, credential), raw[:sessionRandom+8]); !hmac.Equal(raw[sessionRandom+8:], sum[:]) {
 		return http.StatusForbidden, "the session belongs to another API key"
 	}
 	if exp := int64(binary.BigEndian.Uint64(raw[sessionRandom:])); s.now().Unix() >= exp {

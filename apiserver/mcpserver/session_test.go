@@ -57,3 +57,23 @@ func withExpiry(t *testing.T, id string, exp time.Time) string {
 	}
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
+
+// TestSessionIDsOfEarlierBuilds checks that an id keeps its meaning across builds: one issued
+// by an earlier build (random bits 0, 7, 14, ...; expiry 1 800 003 600) is still good for its
+// key until its expiry, and its MAC is the one an earlier build wrote, so that replicas of two
+// builds check each other's ids during a rollout.
+func TestSessionIDsOfEarlierBuilds(t *testing.T) {
+	const id = "AAcOFRwjKjE4P0ZNVFtiaQAAAABrSeAQsoUKrI9oxic4QDNA_LRSCA"
+	at := time.Unix(1_800_000_000, 0)
+	s := sessions{lifetime: time.Hour, now: func() time.Time { return at }}
+	if got, msg := s.check(id, "k1", "Bearer svc_live_k1.secret-a"); got != 0 {
+		t.Errorf("an earlier build's id: status %d (%s), want 0", got, msg)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(id)
+	if sum := sessionSum(sessionKey("k1", "Bearer svc_live_k1.secret-a"), raw[:sessionRandom+8]); string(sum[:]) != string(raw[sessionRandom+8:]) {
+		t.Errorf("MAC %x, an earlier build wrote %x", sum, raw[sessionRandom+8:])
+	}
+	if n := testing.AllocsPerRun(100, func() { s.check(id, "k1", "Bearer svc_live_k1.secret-a") }); n > 8 {
+		t.Errorf("checking an id allocates %v times, want at most 8 (11 with fmt and the sums on the heap)", n)
+	}
+}

@@ -1468,6 +1468,45 @@ func (s *Server) Connect(ctx context.Context, t Transport, opts *ServerSessionOp
 	return ss, nil
 }
 
+// connectOneCall is Connect for a stateless HTTP POST of a single call answered
+// as JSON (see [postBody.oneCall]): the session lives for that call alone, and
+// nothing but the call can reach it (a stateless session makes no requests of
+// the client, and its notifications outside the call go to a standalone stream
+// no one can listen to), so it is neither added to the server's sessions nor
+// removed from them, and the server's lock is not taken for it. Everything else
+// is Connect's: the transport's connection, the session's state, the jsonrpc2
+// connection that runs the call through the session's handler and middleware,
+// the protocol versions it serves.
+func (s *Server) connectOneCall(ctx context.Context, t Transport, opts *ServerSessionOptions) (*ServerSession, error) {
+	s.opts.Logger.Info("server connecting")
+	ss, err := connect(ctx, t, oneCallBinder{s}, opts.State, opts.onClose, s.opts.Logger)
+	if err != nil {
+		s.opts.Logger.Error("server connect error", "error", err)
+		return nil, err
+	}
+	// Set before the call is handled, on the goroutine that handles it.
+	ss.supportedVersions = filterSupportedVersions(t, s.protocolVersions)
+	return ss, nil
+}
+
+// oneCallBinder binds the session of connectOneCall: Server's bind and
+// disconnect without the server's list of sessions.
+type oneCallBinder struct{ s *Server }
+
+func (b oneCallBinder) bind(mcpConn Connection, conn *jsonrpc2.Connection, state *ServerSessionState, onClose func()) *ServerSession {
+	assert(mcpConn != nil && conn != nil, "nil connection")
+	ss := &ServerSession{conn: conn, mcpConn: mcpConn, server: b.s, onClose: onClose}
+	if state != nil {
+		ss.state = *state
+	}
+	b.s.opts.Logger.Info("server session connected", "session_id", ss.ID())
+	return ss
+}
+
+func (b oneCallBinder) disconnect(ss *ServerSession) {
+	b.s.opts.Logger.Info("server session disconnected", "session_id", ss.ID())
+}
+
 // TODO: (nit) move all ServerSession methods below the ServerSession declaration.
 func (ss *ServerSession) initialized(ctx context.Context, params *InitializedParams) (Result, error) {
 	if params == nil {

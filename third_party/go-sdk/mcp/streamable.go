@@ -432,7 +432,15 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, req *http.
 		post:                        info.post,
 	}
 
-	session, err := connectStreamable(req.Context(), server, transport, info.opts)
+	// A POST of one call answered as JSON connects a session for that call
+	// alone (see Server.connectOneCall); with keepalive, or to subscribe to a
+	// resource (which registers the session with the server), it goes
+	// Connect's way.
+	connectFn := connectStreamable
+	if info.post.oneCall(h.opts.JSONResponse) && server.opts.KeepAlive <= 0 {
+		connectFn = connectStreamableOneCall
+	}
+	session, err := connectFn(req.Context(), server, transport, info.opts)
 	if err != nil {
 		h.opts.Logger.Error(fmt.Sprintf("failed to connect: %v", err))
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -532,6 +540,18 @@ func (h *StreamableHTTPHandler) ephemeralConnectOpts(req *http.Request) (*epheme
 
 func connectStreamable(ctx context.Context, server *Server, transport *StreamableServerTransport, opts *ServerSessionOptions) (*ServerSession, error) {
 	s, err := server.Connect(ctx, transport, opts)
+	if err != nil {
+		return nil, err
+	}
+	transport.connection.server = server
+	transport.connection.toolLookup = server.getServerTool
+	return s, nil
+}
+
+// connectStreamableOneCall is connectStreamable for a stateless POST of one
+// call (see [Server.connectOneCall]).
+func connectStreamableOneCall(ctx context.Context, server *Server, transport *StreamableServerTransport, opts *ServerSessionOptions) (*ServerSession, error) {
+	s, err := server.connectOneCall(ctx, transport, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -866,6 +886,14 @@ func (p *postBody) onlyCall(jsonResponse bool) bool {
 	return ok && jreq.IsCall() && jreq.Method != methodSubscriptionsListen
 }
 
+// oneCall tells whether a stateless POST carries a call that can have a
+// session of its own, neither listed by the server nor kept (see
+// [Server.connectOneCall]): onlyCall, and not a resource subscription, which
+// registers the session with the server.
+func (p *postBody) oneCall(jsonResponse bool) bool {
+	return p.onlyCall(jsonResponse) && p.incoming[0].(*jsonrpc.Request).Method != methodSubscribe
+}
+
 // Connect implements the [Transport] interface.
 func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, error) {
 	if t.connection != nil {
@@ -878,11 +906,15 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		jsonResponse:                t.jsonResponse,
 		logger:                      ensureLogger(t.logger), // see #556: must be non-nil
 		shouldPropagateCancellation: t.shouldPropagateCancellation,
-		incoming:                    make(chan jsonrpc.Message, 10),
 		done:                        make(chan struct{}),
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
 		post:                        t.post,
+	}
+	// A connection whose one call is handled on the request's goroutine has
+	// nothing to queue for a reader, and no reader (see onlyNow).
+	if !t.connection.onlyNow() {
+		t.connection.incoming = make(chan jsonrpc.Message, 10)
 	}
 	// Stream 0 corresponds to the standalone SSE stream.
 	//
