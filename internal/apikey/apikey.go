@@ -45,16 +45,18 @@ func New() (Key, error) {
 
 // Hash is the stored form of a full key.
 func Hash(full string) string {
-	// hashed from a copy on the stack: []byte(full) of a key longer than the compiler's own
-	// small buffer is an allocation, on every request
-	var buf [len(Prefix) + maxIDLen + 1 + maxSecretLen]byte
-	var sum [sha256.Size]byte
-	if len(full) <= len(buf) {
-		sum = sha256.Sum256(buf[:copy(buf[:], full)])
-	} else {
-		sum = sha256.Sum256([]byte(full))
-	}
+	sum := sum256(full)
 	return hashPrefix + hex.EncodeToString(sum[:])
+}
+
+// sum256 is full's SHA-256, hashed from a copy on the stack: []byte(full) of a key longer than
+// the compiler's own small buffer is an allocation, and Matches runs on every request.
+func sum256(full string) [sha256.Size]byte {
+	var buf [len(Prefix) + maxIDLen + 1 + maxSecretLen]byte
+	if len(full) <= len(buf) {
+		return sha256.Sum256(buf[:copy(buf[:], full)])
+	}
+	return sha256.Sum256([]byte(full))
 }
 
 // Matches compares a presented full key with a stored hash in constant time.
@@ -63,15 +65,7 @@ func Hash(full string) string {
 func Matches(storedHash, full string) bool {
 	var want [len(hashPrefix) + 2*sha256.Size]byte
 	copy(want[:], hashPrefix)
-	// hashed from a copy on the stack: []byte(full) of a key longer than the compiler's own
-	// small buffer is an allocation, on every request
-	var buf [len(Prefix) + maxIDLen + 1 + maxSecretLen]byte
-	var sum [sha256.Size]byte
-	if len(full) <= len(buf) {
-		sum = sha256.Sum256(buf[:copy(buf[:], full)])
-	} else {
-		sum = sha256.Sum256([]byte(full))
-	}
+	sum := sum256(full)
 	hex.Encode(want[len(hashPrefix):], sum[:])
 	return subtle.ConstantTimeCompare([]byte(storedHash), want[:]) == 1
 }
