@@ -623,7 +623,7 @@ func (k *keyed) do(method, url string, body any, out any) (int, error) {
 // keys with their quotes prepared beforehand (a key may quote and create 20 a minute).
 func facadeCreates(ctx context.Context, c client.Client, url string) (op, error) {
 	const perKey = 15
-	keysNeeded := int(*duration/time.Second)*250/perKey + 1 // room for 250 creates a second
+	keysNeeded := int(*duration/time.Second)*500/perKey + 1 // room for 500 creates a second
 	type job struct {
 		k         *keyed
 		quote     string
