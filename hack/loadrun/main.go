@@ -183,7 +183,7 @@ func run() error {
 		}
 		go func() { _ = serveBareOn(ln) }()
 		defer ln.Close()
-		keys, ids, err := readFixtures(ctx, env.Client, url, "load-lookups")
+		keys, ids, err := readFixtures(ctx, env.Client, url, "load-lookups", 1)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func run() error {
 		fmt.Printf("of which the facade's, on the request path:\n%s\n", facadeCalls.per(n))
 	}
 	if strings.Contains(*phases, "mcp") {
-		keys, ids, err := readFixtures(ctx, env.Client, url, "load-mcp")
+		keys, ids, err := readFixtures(ctx, env.Client, url, "load-mcp", 2)
 		if err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func runProcess(ctx context.Context) error {
 		return err
 	}
 	url := vars["PAYOUT_BASE_URL"]
-	keys, ids, err := readFixtures(ctx, c, url, fmt.Sprintf("load-reads-%d", time.Now().Unix()))
+	keys, ids, err := readFixtures(ctx, c, url, fmt.Sprintf("load-reads-%d", time.Now().Unix()), 1)
 	if err != nil {
 		return err
 	}
@@ -146,9 +146,10 @@ func readEnv(path string) (map[string]string, error) {
 
 // readFixtures makes an account with -transfers transfers and enough keys that no key passes
 // its budgets (a key changes every 25 reads; each read goes through the keys from the first, as
-// deposit-options and lookups are separate budgets),
+// deposit-options and lookups are separate budgets; sides measured windows of up to -read-rate
+// reads a second each spend one budget, as REST and MCP lookups do),
 // and waits until the facade knows the last key and transfer.
-func readFixtures(ctx context.Context, c client.Client, url, name string) ([]*keyed, []string, error) {
+func readFixtures(ctx context.Context, c client.Client, url, name string, sides int) ([]*keyed, []string, error) {
 	if _, err := admin.CreateAccount(ctx, c, name, admin.DefaultAccountSettings(name)); err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +167,7 @@ func readFixtures(ctx context.Context, c client.Client, url, name string) ([]*ke
 	}); err != nil {
 		return nil, nil, err
 	}
-	keys := make([]*keyed, (*readRate*int(*duration/time.Second)+*stored)/25+*workers)
+	keys := make([]*keyed, (sides*(*readRate)*int(*duration/time.Second)+*stored)/25+*workers)
 	if err := parallel(len(keys), func(i int) (err error) {
 		keys[i], err = newKeyed(c, name)
 		return err
