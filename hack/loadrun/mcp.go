@@ -34,6 +34,9 @@ func runMCP(keys []*keyed, ids []string, url string) (int64, error) {
 	sessions := make([]string, len(keys))
 	if err := parallel(len(keys), func(i int) (err error) {
 		sessions[i], err = openSession(keys[i], endpoint)
+		// the windows call with the workers' clients: a key's own connection would stay open
+		// for nothing, and thousands of keys would pass the process's limit of open files
+		keys[i].hc.CloseIdleConnections()
 		return err
 	}); err != nil {
 		return 0, err
