@@ -108,16 +108,21 @@ func (m *EVM) Prepare(ctx context.Context, network payoutv1.Network, treasury st
 	}
 	r := reader{ch.Client}
 	at := common.HexToAddress(treasury)
-	if ok, err := sweep.Deployed(ctx, r, at); err != nil || ok {
-		return ok, err
-	}
-	nonce, err := m.PendingNonce(ctx, network)
+	// The nonces first, the code after: a deployment mined between a code check and the nonce
+	// reads would look absent with no transaction pending, and a second deployment would take
+	// the next nonce (seen on a loaded machine: the batch then held nonce 2, not 1). Read in
+	// this order, a deployment mined before the nonce reads has its code by the check, and one
+	// not mined by then is pending.
+	mined, err := r.NonceAt(ctx, crypto.PubkeyToAddress(m.gasKey.PublicKey), nil)
 	if err != nil {
 		return false, err
 	}
-	mined, err := r.NonceAt(ctx, crypto.PubkeyToAddress(m.gasKey.PublicKey), nil)
+	nonce, err := m.PendingNonce(ctx, network)
 	if err != nil || mined < nonce {
 		return false, err
+	}
+	if ok, err := sweep.Deployed(ctx, r, at); err != nil || ok {
+		return ok, err
 	}
 	fees, err := m.fees(ctx, ch, sweep.DeployGas)
 	if err != nil {
