@@ -49,6 +49,16 @@ func (s *cursorState) load(ctx context.Context, c client.Client, rd client.Reade
 	return nil
 }
 
+// resumed reports whether the loaded cursor was in sync a moment ago: synced, with a heartbeat
+// younger than within. A watcher that takes such a cursor over (payoutd restarted, a rolling
+// update, a new leader) goes on from it in sync, and its first poll says how it stands: a
+// "starting" state written first made every deposit option of the network unavailable, and
+// refused transfers, on every restart until that poll.
+func (s *cursorState) resumed(now time.Time, within time.Duration) bool {
+	st := s.obj.Status
+	return st.Synced && st.HeartbeatAt != nil && now.Sub(st.HeartbeatAt.Time) < within
+}
+
 func (s *cursorState) setState(synced bool, message string) {
 	message = truncate(message, maxMessage)
 	if synced != s.synced || message != s.message {

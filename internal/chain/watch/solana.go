@@ -102,7 +102,11 @@ func (r *solanaRun) start(ctx context.Context) error {
 	if err := r.load(ctx, w.Client, w.Reader, w.network()); err != nil {
 		return err
 	}
-	r.setState(false, "starting")
+	if r.resumed(w.Clock.Now(), w.StallAfter) {
+		r.setState(true, "")
+	} else {
+		r.setState(false, "starting")
+	}
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	watchpkg "k8s.io/apimachinery/pkg/watch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -539,5 +540,81 @@ func TestDepositOnAnotherEVMNetworkIsRecorded(t *testing.T) {
 	}
 	if strings.EqualFold(d.Spec.TxHash, zero.Hash().Hex()) {
 		t.Fatal("a zero-value transfer was recorded as a deposit")
+	}
+}
+
+// TestRestartOnASyncedCursorStaysInSync: a watcher that takes over a cursor in sync a moment ago
+// (payoutd restarted, as in a rolling update) never writes it out of sync: a "starting" state
+// made the network's deposit options unavailable, and refused transfers, until its first poll.
+// A cursor whose heartbeat is old is not taken as in sync.
+func TestRestartOnASyncedCursorStaysInSync(t *testing.T) {
+	_, c, _, _, _ := baseWithTransfer(t)
+	cfg := configOf(c, 2)
+	first := startOperator(t, cfg)
+	waitScanned(t, payoutv1.NetworkBase, chaintest.Head(t, c)-1)
+	first.stop()
+
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := func() <-chan watchpkg.Event {
+		t.Helper()
+		w, err := wc.Watch(ctx, &payoutv1.ChainCursorList{}, client.MatchingFields{"metadata.name": string(payoutv1.NetworkBase)},
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cursor(t, payoutv1.NetworkBase).ResourceVersion}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		return w.ResultChan()
+	}
+	// the versions written after restarted, until one has a heartbeat past a poll after it
+	versions := func(events <-chan watchpkg.Event, restarted time.Time) []*payoutv1.ChainCursor {
+		t.Helper()
+		var out []*payoutv1.ChainCursor
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case ev := <-events:
+				cc, ok := ev.Object.(*payoutv1.ChainCursor)
+				if !ok {
+					continue
+				}
+				out = append(out, cc)
+				if hb := cc.Status.HeartbeatAt; hb != nil && hb.After(restarted.Add(2*time.Second)) {
+					return out
+				}
+			case <-timeout:
+				t.Fatalf("no heartbeat 2 s past the restart; versions written: %d", len(out))
+			}
+		}
+	}
+
+	events := history()
+	restarted := time.Now()
+	second := startOperator(t, cfg)
+	for _, cc := range versions(events, restarted) {
+		if !cc.Status.Synced {
+			t.Fatalf("a restart on a cursor in sync wrote it out of sync: %q", cc.Status.Message)
+		}
+	}
+	second.stop()
+
+	// a heartbeat older than stallAfter: the watcher starts out of sync, as before
+	cc := cursor(t, payoutv1.NetworkBase)
+	old := metav1.NewTime(time.Now().Add(-cfg.Networks[payoutv1.NetworkBase].StallAfter.Duration - time.Second))
+	cc.Status.HeartbeatAt = &old
+	if err := env.Client.Status().Update(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	events = history()
+	restarted = time.Now()
+	startOperator(t, cfg)
+	starting := false
+	for _, cc := range versions(events, restarted) {
+		starting = starting || (!cc.Status.Synced && strings.HasPrefix(cc.Status.Message, "starting"))
+	}
+	if !starting {
+		t.Fatal("a cursor with an old heartbeat was taken over as in sync")
 	}
 }

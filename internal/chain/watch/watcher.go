@@ -210,7 +210,11 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.ready = true
 	r.gapScanned()
-	r.setState(false, fmt.Sprintf("starting: scanning from block %d", r.cur.Block+1))
+	if !lost && r.gap == nil && r.resumed(w.Clock.Now(), w.Scanner.Chain.Config.StallAfter.Duration) {
+		r.setState(true, "")
+	} else {
+		r.setState(false, fmt.Sprintf("starting: scanning from block %d", r.cur.Block+1))
+	}
 	r.pending = true
 	return r.persist(ctx)
 }
