@@ -134,14 +134,7 @@ type observed struct {
 const requestIDBytes = 12
 
 // requestID takes a caller's X-Request-Id when it is short and plain, else makes one.
-func requestID(r *http.Request) string {
-	if id, ok := callersRequestID(r); ok {
-		return id
-	}
-	var b [requestIDBytes]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func requestID(r *http.Request) string { return requestIDIn(r, new([2 * requestIDBytes]byte)) }
 
 // requestIDIn is requestID making the id in buf: a string of buf's bytes, which are never
 // written again, so that the id costs no allocation of its own.

@@ -98,13 +98,8 @@ func (r *Recorder) Touch(key *payoutv1.APIKey, now time.Time) {
 		return
 	}
 	r.queued[key.Name] = now
-	if w, ok := r.written.Load(key.Name); ok {
-		w.(*atomic.Int64).Store(now.UnixNano())
-	} else {
-		w := &atomic.Int64{}
-		w.Store(now.UnixNano())
-		r.written.Store(key.Name, w)
-	}
+	w, _ := r.written.LoadOrStore(key.Name, new(atomic.Int64))
+	w.(*atomic.Int64).Store(now.UnixNano())
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
