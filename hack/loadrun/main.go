@@ -57,7 +57,6 @@ import (
 	"github.com/stablepay/payout-operator/apiserver"
 	"github.com/stablepay/payout-operator/controllers"
 	"github.com/stablepay/payout-operator/internal/admin"
-	"github.com/stablepay/payout-operator/internal/apikey"
 	"github.com/stablepay/payout-operator/internal/archive"
 	"github.com/stablepay/payout-operator/internal/bankaccount"
 	chainconfig "github.com/stablepay/payout-operator/internal/chain/config"
@@ -158,6 +157,9 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		if err := calls.quiet(ctx); err != nil {
+			return err
+		}
 		base, creates, err := alternate(createOp, rawOp, floorOp, claimsOp)
 		if err != nil {
 			return err
@@ -187,6 +189,9 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		if err := calls.quiet(ctx); err != nil {
+			return err
+		}
 		n, err := measureReads(url, "http://"+ln.Addr().String(), keys, ids, "")
 		if err != nil {
 			return err
@@ -197,6 +202,9 @@ func run() error {
 	if strings.Contains(*phases, "mcp") {
 		keys, ids, err := readFixtures(ctx, env.Client, url, "load-mcp", 2)
 		if err != nil {
+			return err
+		}
+		if err := calls.quiet(ctx); err != nil {
 			return err
 		}
 		n, err := runMCP(keys, ids, url)
@@ -576,15 +584,15 @@ type keyed struct {
 
 var addrSeq atomic.Uint32
 
+// newKeyed issues a key of account as operators do (admin.IssueKey, the path of `kubectl payout
+// apikey create`): bound to the account's UID at its create, so that the key controller has no
+// binding to write for it, only the key's status.
 func newKeyed(c client.Client, account string) (*keyed, error) {
-	k, err := apikey.New()
+	full, _, err := admin.IssueKey(context.Background(), c, account)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Create(context.Background(), testgen.APIKey(k.ID, account, func(a *payoutv1.APIKey) { a.Spec.SecretHash = k.Hash })); err != nil {
-		return nil, err
-	}
-	return &keyed{account: account, key: k.Full, hc: httpClient()}, nil
+	return &keyed{account: account, key: full, hc: httpClient()}, nil
 }
 
 func httpClient() *http.Client {

@@ -174,6 +174,9 @@ func readFixtures(ctx context.Context, c client.Client, url, name string, sides 
 	}); err != nil {
 		return nil, nil, err
 	}
+	if err := keysSettled(ctx, c, name, len(keys)); err != nil {
+		return nil, nil, err
+	}
 	for _, k := range []*keyed{keys[0], keys[len(keys)-1]} {
 		for st := 0; st != 200; time.Sleep(100 * time.Millisecond) {
 			st, _ = k.do("GET", url+"/api/payouts/transfer/"+ids[len(ids)-1], nil, nil)
@@ -183,6 +186,38 @@ func readFixtures(ctx context.Context, c client.Client, url, name string, sides 
 		}
 	}
 	return keys, ids, nil
+}
+
+// keysSettled waits until the key controller has written the status of account's n keys (one
+// write each, after their create), so that the windows measure reads and not that backlog: the
+// API server's writes, and the informers' decoding of them, fell into the first windows of a
+// run and slowed whichever read came first.
+func keysSettled(ctx context.Context, c client.Client, account string, n int) error {
+	start := time.Now()
+	for {
+		list := &payoutv1.APIKeyList{}
+		if err := c.List(ctx, list); err != nil {
+			return err
+		}
+		done := 0
+		for _, k := range list.Items {
+			if k.Spec.Account == account && k.Status.ObservedGeneration == k.Generation && len(k.Status.Conditions) > 0 {
+				done++
+			}
+		}
+		if done >= n {
+			fmt.Printf("the key controller wrote the status of %d keys in %v\n", n, time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("the key controller wrote the status of %d of %d keys in 10 minutes", done, n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // parallel runs f for 0..n-1, 16 at a time, and returns the first error.
