@@ -41,7 +41,7 @@ import (
 var (
 	envFile   = flag.String("env", "", "process mode: the .dev/env of a running `make run` to drive; empty starts an instance of its own (bin/payout-dev, a temporary DEV_DIR)")
 	pprofURL  = flag.String("pprof-url", "", "process mode with -env: payoutd's pprof base URL (it was started with --pprof-address), for -cpuprofile")
-	readRate  = flag.Int("read-rate", 25000, "the most facade reads a second expected: sizes the pool of keys, so that none passes its budget (a 429 stops the run)")
+	readRate  = flag.Int("read-rate", 40000, "the most facade reads a second expected: sizes the pool of keys, so that none passes its budget (a 429 stops the run)")
 	serveBare = flag.String("serve-bare", "", "internal: serve the bare handler on this address and print it (the process mode's baseline process)")
 	bareMode  = flag.String("bare", "same", "what the bare handler is sent and answers: same (the facade's request headers, and its answer replayed: status, headers and body) or body (no request headers; a body of the answer's size with Content-Type only, the floor before 2026-11-26)")
 )
