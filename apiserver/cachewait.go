@@ -20,7 +20,8 @@ import (
 // the requests waiting on one object when that object's informer event arrives. The recipient
 // book (recipientbook.go) is an index the same informer's handler keeps after the cache, so a
 // recipient's write is waited on twice, cache first, then book.await on the book's own changed
-// channel; the book is not the cache, so it has a signal of its own.
+// channel; the book is not the cache, so it has a signal of its own. The transfer book
+// (transferbook.go), which GET transfer reads, is waited on the same way.
 
 // awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
 // caller reading right after a write sees it: every read of the facade comes from the cache.
@@ -36,6 +37,9 @@ func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
 	})
 	if rc, ok := obj.(*payoutv1.Recipient); ok && s.book != nil {
 		s.book.await(ctx, rc, !rc.Spec.Deactivated)
+	}
+	if t, ok := obj.(*payoutv1.Transfer); ok && s.transferBook != nil {
+		s.transferBook.await(ctx, t)
 	}
 }
 

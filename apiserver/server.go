@@ -107,11 +107,12 @@ type Server struct {
 	stores *stores
 	// namespaceWait is how long a create waits for its account's namespace (createOwned).
 	namespaceWait time.Duration
-	lookups       *lookupBodies
-	options       optionsBody
-	handler       http.Handler
-	mcp           http.Handler
-	openapi       []byte
+	// transferBook holds the cached transfers by id with their lookup answers (GET transfer).
+	transferBook *transferBook
+	options      optionsBody
+	handler      http.Handler
+	mcp          http.Handler
+	openapi      []byte
 
 	ln  net.Listener
 	srv *http.Server
@@ -142,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, stores: st, namespaceWait: namespaceWait, lookups: newLookupBodies(20000), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
+	s := &Server{cfg: cfg, stores: st, namespaceWait: namespaceWait, transferBook: newTransferBook(), openapi: doc, keys: newKeyLookup(cfg.APIReader, cfg.Clock),
 		clients: newClientShare(cfg.Clock.Now), keyUse: keyuse.New(cfg.Client, cfg.KeyLastUsedInterval, cfg.KeyLastUsedWrites, cfg.Log.WithName("keyuse"))}
 	metrics.WatchBusiestClientShare(s.clients.share)
 	local := newAuthGuard(10*time.Minute, 5, 10, cfg.Clock.Now)
@@ -169,6 +170,13 @@ func New(cfg Config) (*Server, error) {
 	s.book = newRecipientBook()
 	if err := s.book.register(inf); err != nil {
 		return nil, fmt.Errorf("the recipients' informer: %w", err)
+	}
+	tinf, err := cfg.Informers.GetInformer(context.Background(), &payoutv1.Transfer{})
+	if err != nil {
+		return nil, fmt.Errorf("the transfers' informer: %w", err)
+	}
+	if err := s.transferBook.register(tinf); err != nil {
+		return nil, fmt.Errorf("the transfers' informer: %w", err)
 	}
 	// the types a request writes and then waits for the cache to show (awaitCached, awaitGone)
 	for _, obj := range []client.Object{&payoutv1.Transfer{}, &payoutv1.Recipient{}} {

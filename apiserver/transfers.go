@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/lru"
-
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
 	"github.com/stablepay/payout-operator/internal/pricing"
@@ -134,51 +131,22 @@ func strPtr(s string) *string {
 // The transfer id travels as the bank reference and in mails, so knowing it proves nothing: a
 // key of another account gets every field, the personal and bank ones masked (maskLookup).
 func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, c *Caller) error {
-	t, err := s.findTransfer(r.Context(), r.PathValue("transfer_id"))
+	id := r.PathValue("transfer_id")
+	if e := s.transferBook.get(id); e != nil {
+		writeBody(w, http.StatusOK, e.body(e.t.Namespace != c.Namespace()))
+		return nil
+	}
+	// not in the book: one the cache holds and its handler has not told the book of yet, or one
+	// that left the API server
+	t, err := s.findTransfer(r.Context(), id)
 	if apierror.CodeOf(err) == apierror.NotFound {
-		return s.writeArchivedTransfer(r.Context(), w, c, r.PathValue("transfer_id"), err)
+		return s.writeArchivedTransfer(r.Context(), w, c, id, err)
 	}
 	if err != nil {
 		return err
 	}
-	writeBody(w, http.StatusOK, s.lookups.body(t, t.Namespace != c.Namespace()))
+	writeBody(w, http.StatusOK, lookupBody(t, t.Namespace != c.Namespace()))
 	return nil
-}
-
-// lookupBodies keeps the encoded lookup answers of recently read transfers, by uid and
-// resourceVersion: a transfer is polled many times between its changes, and its answer is a
-// function of the stored object alone. Bounded, least recently used first out.
-type lookupBodies struct{ cache *lru.Cache }
-
-func newLookupBodies(size int) *lookupBodies { return &lookupBodies{cache: lru.New(size)} }
-
-type lookupKey struct {
-	uid             types.UID
-	resourceVersion string
-	masked          bool
-}
-
-// body is the encoded `{"transfer": ...}` answer of t (spec 4.15), masked for a key of another
-// account.
-func (l *lookupBodies) body(t *payoutv1.Transfer, masked bool) []byte {
-	key := lookupKey{t.UID, t.ResourceVersion, masked}
-	if key.uid != "" && key.resourceVersion != "" {
-		if b, ok := l.cache.Get(key); ok {
-			return b.([]byte)
-		}
-	}
-	b, err := json.Marshal(map[string]any{"transfer": transferView(t)})
-	if err == nil && masked {
-		b, err = maskLookup(b)
-	}
-	if err != nil {
-		return []byte(`{"error":"internal error"}` + "\n")
-	}
-	b = append(b, '\n')
-	if key.uid != "" && key.resourceVersion != "" {
-		l.cache.Add(key, b)
-	}
-	return b
 }
 
 // findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
