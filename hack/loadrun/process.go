@@ -248,9 +248,19 @@ func parallel(n int, f func(i int) error) error {
 func reads(ids []string) []read {
 	return []read{
 		{"GET deposit-options", func(int64) string { return "/api/payouts/deposit-options" }, 100},
-		{"GET transfer", func(n int64) string { return "/api/payouts/transfer/" + ids[int(n*7919)%len(ids)] }, len(ids)},
+		{"GET transfer", func(n int64) string {
+			if *sameTransfer {
+				return "/api/payouts/transfer/" + ids[0]
+			}
+			return "/api/payouts/transfer/" + ids[int(n*7919)%len(ids)]
+		}, len(ids)},
 	}
 }
+
+// sameTransfer makes every GET transfer read the first stored transfer: against the default,
+// reads at random among -transfers, it shows what the random reads' misses of the CPU's caches
+// cost (docs/benchmarks.md, "GET transfer from a book of its own").
+var sameTransfer = flag.Bool("same-transfer", false, "GET transfer reads one stored transfer every time rather than all of them at random")
 
 // read is a cached read: its path for the nth request, and how many reads warm it up.
 type read struct {
