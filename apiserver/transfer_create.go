@@ -250,7 +250,12 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Req
 	if err != nil {
 		return nil, err
 	}
-	defer free() // once the transfer is cached, or the create failed
+	handedOff := false
+	defer func() { // when the create failed; else once the transfer is cached (below)
+		if !handedOff {
+			free()
+		}
+	}()
 	claim, err := s.claim(ctx, c, payoutv1.ClaimCustomerUUID, req.CustomerUUID, payoutv1.ObjectRef{Namespace: t.Namespace, Name: id})
 	if apierrors.IsAlreadyExists(err) { // rule 7
 		return nil, apierror.Errorf(apierror.Conflict, "customer_uuid %s is already used by another transfer", req.CustomerUUID)
@@ -285,7 +290,20 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Req
 			return nil, err
 		}
 	}
-	s.awaitCached(ctx, t)
+	// The caller's next request about the transfer (GET transfer, a confirmation) reads the
+	// transfer book, which takes the transfer as the API server stored it: the answer does not
+	// wait for the informer (3.5 ms a create on average under load, docs/benchmarks.md). The
+	// place under the account's cap is held until the cache counts the transfer; should the
+	// cache never show it (deleted at once), the book lets it go too.
+	handedOff = true
+	s.transferBook.put(t)
+	go func() {
+		defer free()
+		s.awaitCached(context.WithoutCancel(ctx), t)
+		if cached, err := s.stores.transfer(context.WithoutCancel(ctx), t.Name); err == nil && cached == nil {
+			s.transferBook.remove(t)
+		}
+	}()
 	return t, nil
 }
 

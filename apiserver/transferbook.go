@@ -26,9 +26,11 @@ import (
 // lookup is one map read and the answer's bytes.
 //
 // The informer updates its cache before it tells its handlers, so the book can be a moment
-// behind the cache: a transfer the book does not hold yet is read from the cache
-// (handleTransferGet), and a request that wrote a transfer waits for the book as well as the
-// cache (awaitCached), so that its caller's next lookup sees the write.
+// behind the cache: a transfer the book does not hold yet is read from the cache (findTransfer),
+// and a request that updated a transfer waits for the book as well as the cache (awaitCached),
+// so that its caller's next lookup sees the write. A create files its transfer in the book
+// itself, as the API server stored it, and answers without waiting for the informer
+// (createTransfer).
 type transferBook struct {
 	mu   sync.RWMutex
 	byID map[string]*bookTransfer
@@ -74,12 +76,14 @@ func (b *transferBook) register(informer interface {
 	return err
 }
 
-// put files t under its id. The informer's periodic resync hands the same version again: its
-// encoded answers are kept.
+// put files t under its id, unless the book holds this version of it or a newer one: a create
+// files the transfer as the API server stored it (createTransfer), and the informer's event of
+// that version comes after; the informer's periodic resync hands the same version again. A
+// version kept keeps its encoded answers.
 func (b *transferBook) put(t *payoutv1.Transfer) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e := b.byID[t.Name]; e != nil && e.t.UID == t.UID && e.t.ResourceVersion == t.ResourceVersion {
+	if e := b.byID[t.Name]; e != nil && e.t.UID == t.UID && !newerVersion(t, e.t) {
 		return
 	}
 	b.byID[t.Name] = &bookTransfer{t: t}
@@ -95,6 +99,17 @@ func (b *transferBook) remove(t *payoutv1.Transfer) {
 		delete(b.byID, t.Name)
 		b.changedLocked()
 	}
+}
+
+// newerVersion tells whether a is a later version of the object than b. etcd resource versions
+// increase; the watch cache relies on that too.
+func newerVersion(a, b *payoutv1.Transfer) bool {
+	av, aerr := strconv.ParseUint(a.ResourceVersion, 10, 64)
+	bv, berr := strconv.ParseUint(b.ResourceVersion, 10, 64)
+	if aerr != nil || berr != nil {
+		return a.ResourceVersion != b.ResourceVersion
+	}
+	return av > bv
 }
 
 func (b *transferBook) changedLocked() {
@@ -153,7 +168,6 @@ func (b *transferBook) await(ctx context.Context, t *payoutv1.Transfer) {
 		changed, e := b.changed, b.byID[t.Name]
 		b.mu.RUnlock()
 		if e != nil && e.t.UID == t.UID {
-			// etcd resource versions increase; the watch cache relies on that too
 			if got, err := strconv.ParseUint(e.t.ResourceVersion, 10, 64); err == nil && got >= want {
 				return
 			}

@@ -51,6 +51,13 @@ func TestTransferBookAnswersTheVersionItWasLastTold(t *testing.T) {
 		t.Fatalf("answer after the update: %s", got)
 	}
 
+	// an older version told late (a create files what it stored; the informer's event of a
+	// later write can come first) does not replace the newer one
+	b.put(v1)
+	if got := b.get(id); got.t != v2 {
+		t.Fatalf("the book went back to version %s", got.t.ResourceVersion)
+	}
+
 	// another account's key gets the masked answer, encoded apart
 	masked := b.get(id).body(true)
 	if !bytes.Equal(masked, lookupBody(v2, true)) || bytes.Equal(masked, b.get(id).body(false)) {

@@ -150,8 +150,13 @@ func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, c *Ca
 }
 
 // findTransfer finds a transfer by id in any account (ids are global); 404 when there is none.
-// The transfer is the cache's own object (no copy): read it, never change it.
+// It reads the transfer book, where a create files its transfer before the informer has it,
+// then the cache, which the book can trail by a moment. The transfer is the cache's own object
+// or the one a create stored (no copy): read it, never change it.
 func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
+	if e := s.transferBook.get(id); e != nil {
+		return e.t, nil
+	}
 	t, err := s.stores.transfer(ctx, id)
 	if err == nil && t == nil {
 		err = apierror.Errorf(apierror.NotFound, "transfer not found")
