@@ -4,9 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
-
-	toolscache "k8s.io/client-go/tools/cache"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
@@ -67,31 +64,8 @@ func newRecipientBook() *recipientBook {
 }
 
 // register feeds the book from informer's events.
-func (b *recipientBook) register(informer interface {
-	AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
-}) error {
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if rc, ok := obj.(*payoutv1.Recipient); ok {
-				b.update(nil, rc)
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			old, _ := oldObj.(*payoutv1.Recipient)
-			rc, ok := newObj.(*payoutv1.Recipient)
-			if ok {
-				b.update(old, rc)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if rc, ok := obj.(*payoutv1.Recipient); ok {
-				b.update(rc, nil)
-			}
-		},
-	})
+func (b *recipientBook) register(informer eventSource) error {
+	reg, err := informer.AddEventHandler(bookEvents(b.update))
 	if err != nil {
 		return err
 	}
@@ -197,22 +171,11 @@ func (b *recipientBook) has(ns string, e bookEntry) bool {
 // listed, or not. The informer updates the cache before it tells its handlers, so a write the
 // cache already shows (awaitCached) reaches the book a moment later.
 func (b *recipientBook) await(ctx context.Context, rc *payoutv1.Recipient, listed bool) {
-	deadline := time.NewTimer(2 * time.Second)
-	defer deadline.Stop()
 	e := entryOf(rc)
-	for {
+	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		b.mu.Lock()
 		changed := b.changed
 		b.mu.Unlock()
-		if b.has(rc.Namespace, e) == listed {
-			return
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		case <-deadline.C:
-			return
-		}
-	}
+		return changed, b.has(rc.Namespace, e) == listed
+	})
 }

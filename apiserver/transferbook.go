@@ -6,9 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	toolscache "k8s.io/client-go/tools/cache"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 )
@@ -50,29 +47,14 @@ func newTransferBook() *transferBook {
 }
 
 // register feeds the book from informer's events.
-func (b *transferBook) register(informer interface {
-	AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
-}) error {
-	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if t, ok := obj.(*payoutv1.Transfer); ok {
-				b.put(t)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if t, ok := obj.(*payoutv1.Transfer); ok {
-				b.put(t)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if t, ok := obj.(*payoutv1.Transfer); ok {
-				b.remove(t)
-			}
-		},
-	})
+func (b *transferBook) register(informer eventSource) error {
+	_, err := informer.AddEventHandler(bookEvents(func(old, now *payoutv1.Transfer) {
+		if now != nil {
+			b.put(now)
+		} else {
+			b.remove(old)
+		}
+	}))
 	return err
 }
 
@@ -161,23 +143,14 @@ func (b *transferBook) await(ctx context.Context, t *payoutv1.Transfer) {
 	if err != nil {
 		return
 	}
-	deadline := time.NewTimer(2 * time.Second)
-	defer deadline.Stop()
-	for {
+	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		b.mu.RLock()
 		changed, e := b.changed, b.byID[t.Name]
 		b.mu.RUnlock()
-		if e != nil && e.t.UID == t.UID {
-			if got, err := strconv.ParseUint(e.t.ResourceVersion, 10, 64); err == nil && got >= want {
-				return
-			}
+		if e == nil || e.t.UID != t.UID {
+			return changed, false
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		case <-deadline.C:
-			return
-		}
-	}
+		got, err := strconv.ParseUint(e.t.ResourceVersion, 10, 64)
+		return changed, err == nil && got >= want
+	})
 }
