@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,9 @@ func runProcess(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := payoutdIdle(ctx, pprofBase); err != nil {
+		return err
+	}
 	bareURL, stopBare, err := bareProcess()
 	if err != nil {
 		return err
@@ -77,6 +81,71 @@ func runProcess(ctx context.Context) error {
 	fmt.Printf("loadrun, process mode: payoutd at %s, bare handler in its own process, %d workers, %s windows\n\n", url, *workers, *duration)
 	_, err = measureReads(url, bareURL, keys, ids, pprofBase)
 	return err
+}
+
+// payoutdIdle waits until the payoutd process serving pprofBase (found by its --pprof-address)
+// uses under a tenth of a core over 2 s: after the fixtures, its informers decode tens of
+// thousands of events and its controllers reconcile the stored transfers, and a window that
+// starts then measures that work beside the reads (the in-process phases wait for the
+// service's writes instead, apiCalls.quiet). Without a process to watch (-env without
+// -pprof-url) it returns at once.
+func payoutdIdle(ctx context.Context, pprofBase string) error {
+	pid := ""
+	if addr := strings.TrimPrefix(pprofBase, "http://"); addr != "" {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range procs {
+			cmdline, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			// payout-dev's own command line holds the flag too, inside --payoutd-arg
+			args := strings.Split(string(cmdline), "\x00")
+			if filepath.Base(args[0]) == "payoutd" && slices.Contains(args, "--pprof-address="+addr) {
+				pid = filepath.Base(filepath.Dir(f))
+			}
+		}
+	}
+	if pid == "" {
+		return nil
+	}
+	// utime and stime, in clock ticks (USER_HZ, 100 a second on Linux)
+	ticks := func() (int64, error) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return 0, err
+		}
+		// the fields after the command's closing parenthesis: state is field 3, utime 14, stime 15
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 13 {
+			return 0, fmt.Errorf("/proc/%s/stat: %d fields", pid, len(fields))
+		}
+		u, uerr := strconv.ParseInt(fields[11], 10, 64)
+		st, serr := strconv.ParseInt(fields[12], 10, 64)
+		return u + st, errors.Join(uerr, serr)
+	}
+	start := time.Now()
+	for {
+		before, err := ticks()
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		after, err := ticks()
+		if err != nil {
+			return err
+		}
+		if used := float64(after-before) / 100 / 2; used < 0.1 {
+			fmt.Printf("payoutd went idle (%.2f of a core) in %v\n", used, time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("payoutd was still busy after 10 minutes")
+		}
+	}
 }
 
 // instance is the payoutd to drive: the one of -env, or one started here with bin/payout-dev in
