@@ -191,11 +191,29 @@ func TestFirstLookupWhileAnotherMigrates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.Timeout = 300 * time.Millisecond
-	released := time.AfterFunc(3*s.Timeout, func() { _ = tx.Rollback(ctx) })
-	defer released.Stop()
+	// The lookup's own bound also covers the pool's first connection and the check for the
+	// tables, which a loaded machine took more than 300 ms over (a CI run with a load run beside
+	// it failed so, "context deadline exceeded"): 5 s here. The lock is held a second past the
+	// bound, so the lookup only passes by waiting for the migration.
+	s.Timeout = 5 * time.Second
+	start := time.Now()
+	rolledBack := make(chan struct{})
+	released := time.AfterFunc(s.Timeout+time.Second, func() {
+		defer close(rolledBack)
+		_ = tx.Rollback(ctx)
+	})
+	defer func() { // the connection is not safe for concurrent use: never close it mid-rollback
+		if released.Stop() {
+			_ = tx.Rollback(ctx)
+		} else {
+			<-rolledBack
+		}
+	}()
 	used, err := s.CustomerUUIDUsed(ctx, "7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d")
 	if err != nil || used {
 		t.Fatalf("the first lookup while another replica migrates: %v %v", used, err)
+	}
+	if waited := time.Since(start); waited < s.Timeout+time.Second {
+		t.Fatalf("the lookup answered after %v, before the other replica's migration ended", waited)
 	}
 }
