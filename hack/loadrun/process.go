@@ -29,6 +29,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -124,28 +125,26 @@ func payoutdIdle(ctx context.Context, pprofBase string) error {
 		return u + st, errors.Join(uerr, serr)
 	}
 	start := time.Now()
-	for {
-		before, err := ticks()
-		if err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-		after, err := ticks()
-		if err != nil {
-			return err
-		}
-		if used := float64(after-before) / 100 / 2; used < 0.1 {
-			fmt.Printf("payoutd went idle (%.2f of a core) in %v\n", used, time.Since(start).Round(100*time.Millisecond))
-			return nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("payoutd was still busy after 10 minutes")
-		}
+	before, err := ticks()
+	if err != nil {
+		return err
 	}
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, false, func(context.Context) (bool, error) {
+		now, err := ticks()
+		if err != nil {
+			return false, err
+		}
+		used := float64(now-before) / 100 / 2
+		before = now
+		if used < 0.1 {
+			fmt.Printf("payoutd went idle (%.2f of a core) in %v\n", used, time.Since(start).Round(100*time.Millisecond))
+		}
+		return used < 0.1, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("payoutd was still busy after 10 minutes")
+	}
+	return err
 }
 
 // instance is the payoutd to drive: the one of -env, or one started here with bin/payout-dev in
@@ -262,31 +261,27 @@ func readFixtures(ctx context.Context, c client.Client, url, name string, sides 
 // API server's writes, and the informers' decoding of them, fell into the first windows of a
 // run and slowed whichever read came first.
 func keysSettled(ctx context.Context, c client.Client, account string, n int) error {
-	start := time.Now()
-	for {
+	start, done := time.Now(), 0
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &payoutv1.APIKeyList{}
 		if err := c.List(ctx, list); err != nil {
-			return err
+			return false, err
 		}
-		done := 0
+		done = 0
 		for _, k := range list.Items {
 			if k.Spec.Account == account && k.Status.ObservedGeneration == k.Generation && len(k.Status.Conditions) > 0 {
 				done++
 			}
 		}
-		if done >= n {
-			fmt.Printf("the key controller wrote the status of %d keys in %v\n", n, time.Since(start).Round(100*time.Millisecond))
-			return nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("the key controller wrote the status of %d of %d keys in 10 minutes", done, n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
+		return done >= n, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the key controller wrote the status of %d of %d keys in 10 minutes", done, n)
 	}
+	if err == nil {
+		fmt.Printf("the key controller wrote the status of %d keys in %v\n", n, time.Since(start).Round(100*time.Millisecond))
+	}
+	return err
 }
 
 // parallel runs f for 0..n-1, 16 at a time, and returns the first error.

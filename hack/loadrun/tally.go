@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // apiCalls counts the service's requests to the API server by verb and resource while counting
@@ -88,20 +90,18 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // the fixtures is written (a status per key, an event per stored transfer), so that no window
 // measures that backlog.
 func (a *apiCalls) quiet(ctx context.Context) error {
-	start := time.Now()
-	for {
-		before := a.writes.Load()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-		if a.writes.Load()-before <= 30 {
-			fmt.Printf("the service's writes to the API server settled in %v\n", time.Since(start).Round(100*time.Millisecond))
-			return nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("the service kept writing to the API server for 10 minutes")
-		}
+	start, before := time.Now(), a.writes.Load()
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, false, func(context.Context) (bool, error) {
+		now := a.writes.Load()
+		settled := now-before <= 30
+		before = now
+		return settled, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the service kept writing to the API server for 10 minutes")
 	}
+	if err == nil {
+		fmt.Printf("the service's writes to the API server settled in %v\n", time.Since(start).Round(100*time.Millisecond))
+	}
+	return err
 }
