@@ -299,8 +299,9 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Req
 	s.transferBook.put(t)
 	go func() {
 		defer free()
-		s.awaitCached(context.WithoutCancel(ctx), t)
-		if cached, err := s.stores.transfer(context.WithoutCancel(ctx), t.Name); err == nil && cached == nil {
+		ctx := context.WithoutCancel(ctx) // the request has been answered
+		s.awaitCached(ctx, t)
+		if cached, err := s.stores.transfer(ctx, t.Name); err == nil && cached == nil {
 			s.transferBook.remove(t)
 		}
 	}()
