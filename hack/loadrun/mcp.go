@@ -18,7 +18,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stablepay/payout-operator/apiserver"
@@ -61,9 +63,14 @@ func runMCP(keys []*keyed, ids []string, url string) (int64, error) {
 		}
 		return nil
 	})
+	// buffers reused from call to call, as REST's side reuses io.Discard's (a pool, not one per
+	// worker: the warm-up below runs more calls at once than there are workers)
+	bufs := sync.Pool{New: func() any { return &callBuffers{} }}
 	tool := op(func(w int) error {
 		n, i := key()
-		return callTool(clients[w], endpoint, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
+		buf := bufs.Get().(*callBuffers)
+		defer bufs.Put(buf)
+		return callTool(clients[w], buf, endpoint, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
 	})
 	// every stored transfer read once, unmeasured, as the gets phase warms the body cache; then
 	// a few tool calls, for the tool server's first-call costs
@@ -112,28 +119,41 @@ func openSession(k *keyed, endpoint string) (string, error) {
 	return session, nil
 }
 
+// callBuffers are one call's request body, answer and expected prefix, reused from call to call.
+type callBuffers struct{ body, answer, prefix []byte }
+
 // callTool calls get_transfer for transfer on session as request id and checks that it
 // succeeded with structured content. The request is written and the answer checked with as
-// little work as REST's side does (a status read, the body discarded): a JSON answer to this id
-// that carries structured content and no isError, else the whole answer is decoded for the
-// error to report.
-func callTool(hc *http.Client, endpoint, key, session string, id int64, transfer string) error {
-	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_transfer","arguments":{"transfer_id":%q}}}`, id, transfer)
-	resp, err := postMCP(hc, endpoint, key, session, json.RawMessage(body))
+// little work as REST's side does (a status read, the body discarded), in the worker's buffers:
+// a JSON answer to this id that carries structured content and no isError; else the whole
+// answer is decoded for the error to report.
+func callTool(hc *http.Client, buf *callBuffers, endpoint, key, session string, id int64, transfer string) error {
+	// the transfer ids are 24 lowercase hex characters: written as they stand, as %q would
+	buf.body = append(buf.body[:0], `{"jsonrpc":"2.0","id":`...)
+	buf.body = strconv.AppendInt(buf.body, id, 10)
+	buf.body = append(buf.body, `,"method":"tools/call","params":{"name":"get_transfer","arguments":{"transfer_id":"`...)
+	buf.body = append(buf.body, transfer...)
+	buf.body = append(buf.body, `"}}}`...)
+	resp, err := postMCP(hc, endpoint, key, session, json.RawMessage(buf.body))
 	if err != nil {
 		return err
 	}
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode == http.StatusOK && ct == "application/json" {
-		b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		b := bytes.NewBuffer(buf.answer[:0])
+		_, err := b.ReadFrom(resp.Body)
 		resp.Body.Close()
+		buf.answer = b.Bytes()
 		if err != nil {
 			return err
 		}
-		if bytes.HasPrefix(b, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{`, id)) &&
-			bytes.Contains(b, []byte(`"structuredContent":{`)) && !bytes.Contains(b, []byte(`"isError":true`)) {
+		buf.prefix = append(buf.prefix[:0], `{"jsonrpc":"2.0","id":`...)
+		buf.prefix = strconv.AppendInt(buf.prefix, id, 10)
+		buf.prefix = append(buf.prefix, `,"result":{`...)
+		if a := buf.answer; bytes.HasPrefix(a, buf.prefix) &&
+			bytes.Contains(a, []byte(`"structuredContent":{`)) && !bytes.Contains(a, []byte(`"isError":true`)) {
 			return nil
 		}
-		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.Body = io.NopCloser(bytes.NewReader(bytes.Clone(buf.answer)))
 	}
 	raw, err := rpcResult(resp, id)
 	if err != nil {
@@ -156,10 +176,14 @@ func callTool(hc *http.Client, endpoint, key, session string, id int64, transfer
 }
 
 // postMCP posts one JSON-RPC message to the endpoint, on session when one is given.
+// A json.RawMessage is posted as it stands (json.Marshal would compact it again).
 func postMCP(hc *http.Client, endpoint, key, session string, msg any) (*http.Response, error) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return nil, err
+	b, ok := msg.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(msg); err != nil {
+			return nil, err
+		}
 	}
 	req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(b))
 	if err != nil {
