@@ -40,6 +40,22 @@ func bookEvents[T any](change func(old, now *T)) toolscache.ResourceEventHandler
 	}
 }
 
+// changeSignal is a book's channel of its next change, closed and replaced on every change (under
+// the book's lock), so that a waiter (awaitBook) that read the book and this channel together
+// wakes on the first change after what it read.
+type changeSignal struct{ ch chan struct{} }
+
+func newChangeSignal() changeSignal { return changeSignal{ch: make(chan struct{})} }
+
+// next is the channel the next change closes.
+func (s *changeSignal) next() <-chan struct{} { return s.ch }
+
+// fire tells the waiters of a change.
+func (s *changeSignal) fire() {
+	close(s.ch)
+	s.ch = make(chan struct{})
+}
+
 // awaitBook waits (briefly, 2 s at most) until a book shows what a request wrote: check says
 // whether it does, with the book's channel of its next change, read together under the book's
 // lock so that a change between the two is not missed.

@@ -44,10 +44,9 @@ func entryOf(rc *payoutv1.Recipient) bookEntry {
 // a request costs the same with a thousand recipients as with a hundred thousand, where listing
 // the namespace copied every recipient and sorted them all.
 type recipientBook struct {
-	mu   sync.Mutex
-	byNS map[string]*nsBook
-	// changed is closed and replaced on every change, for await.
-	changed chan struct{}
+	mu      sync.Mutex
+	byNS    map[string]*nsBook
+	changed changeSignal
 	// hasSynced reports whether the informer's first list is in (the handler's registration).
 	hasSynced func() bool
 }
@@ -60,7 +59,7 @@ type nsBook struct {
 }
 
 func newRecipientBook() *recipientBook {
-	return &recipientBook{byNS: map[string]*nsBook{}, changed: make(chan struct{})}
+	return &recipientBook{byNS: map[string]*nsBook{}, changed: newChangeSignal()}
 }
 
 // register feeds the book from informer's events.
@@ -86,8 +85,7 @@ func (b *recipientBook) update(old, now *payoutv1.Recipient) {
 	if now != nil && !now.Spec.Deactivated {
 		b.addLocked(now.Namespace, entryOf(now))
 	}
-	close(b.changed)
-	b.changed = make(chan struct{})
+	b.changed.fire()
 }
 
 func (b *recipientBook) addLocked(ns string, e bookEntry) {
@@ -174,7 +172,7 @@ func (b *recipientBook) await(ctx context.Context, rc *payoutv1.Recipient, liste
 	e := entryOf(rc)
 	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		b.mu.Lock()
-		changed := b.changed
+		changed := b.changed.next()
 		b.mu.Unlock()
 		return changed, b.has(rc.Namespace, e) == listed
 	})

@@ -29,10 +29,9 @@ import (
 // itself, as the API server stored it, and answers without waiting for the informer
 // (createTransfer).
 type transferBook struct {
-	mu   sync.RWMutex
-	byID map[string]*bookTransfer
-	// changed is closed and replaced on every change, for await.
-	changed chan struct{}
+	mu      sync.RWMutex
+	byID    map[string]*bookTransfer
+	changed changeSignal
 }
 
 // bookTransfer is one version of a cached transfer and its lookup answers, encoded at the first
@@ -43,7 +42,7 @@ type bookTransfer struct {
 }
 
 func newTransferBook() *transferBook {
-	return &transferBook{byID: map[string]*bookTransfer{}, changed: make(chan struct{})}
+	return &transferBook{byID: map[string]*bookTransfer{}, changed: newChangeSignal()}
 }
 
 // register feeds the book from informer's events.
@@ -69,7 +68,7 @@ func (b *transferBook) put(t *payoutv1.Transfer) {
 		return
 	}
 	b.byID[t.Name] = &bookTransfer{t: t}
-	b.changedLocked()
+	b.changed.fire()
 }
 
 // remove drops t, unless its id already names a newer object (ids are global: a transfer's
@@ -79,7 +78,7 @@ func (b *transferBook) remove(t *payoutv1.Transfer) {
 	defer b.mu.Unlock()
 	if e := b.byID[t.Name]; e != nil && e.t.UID == t.UID {
 		delete(b.byID, t.Name)
-		b.changedLocked()
+		b.changed.fire()
 	}
 }
 
@@ -92,11 +91,6 @@ func newerVersion(a, b *payoutv1.Transfer) bool {
 		return a.ResourceVersion != b.ResourceVersion
 	}
 	return av > bv
-}
-
-func (b *transferBook) changedLocked() {
-	close(b.changed)
-	b.changed = make(chan struct{})
 }
 
 // get is the transfer with id, or nil when the book does not hold it.
@@ -139,18 +133,10 @@ func lookupBody(t *payoutv1.Transfer, masked bool) []byte {
 // updates the cache before it tells its handlers, so a write the cache already shows
 // (awaitCached) reaches the book a moment later.
 func (b *transferBook) await(ctx context.Context, t *payoutv1.Transfer) {
-	want, err := strconv.ParseUint(t.ResourceVersion, 10, 64)
-	if err != nil {
-		return
-	}
 	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		b.mu.RLock()
-		changed, e := b.changed, b.byID[t.Name]
+		changed, e := b.changed.next(), b.byID[t.Name]
 		b.mu.RUnlock()
-		if e == nil || e.t.UID != t.UID {
-			return changed, false
-		}
-		got, err := strconv.ParseUint(e.t.ResourceVersion, 10, 64)
-		return changed, err == nil && got >= want
+		return changed, e != nil && e.t.UID == t.UID && !newerVersion(t, e.t)
 	})
 }

@@ -138,7 +138,7 @@ func (s *Server) handleTransferGet(w http.ResponseWriter, r *http.Request, c *Ca
 	}
 	// not in the book: one the cache holds and its handler has not told the book of yet, or one
 	// that left the API server
-	t, err := s.findTransfer(r.Context(), id)
+	t, err := s.cachedTransfer(r.Context(), id)
 	if apierror.CodeOf(err) == apierror.NotFound {
 		return s.writeArchivedTransfer(r.Context(), w, c, id, err)
 	}
@@ -157,6 +157,12 @@ func (s *Server) findTransfer(ctx context.Context, id string) (*payoutv1.Transfe
 	if e := s.transferBook.get(id); e != nil {
 		return e.t, nil
 	}
+	return s.cachedTransfer(ctx, id)
+}
+
+// cachedTransfer is findTransfer without the book: the cache's transfer with id, 404 when there
+// is none.
+func (s *Server) cachedTransfer(ctx context.Context, id string) (*payoutv1.Transfer, error) {
 	t, err := s.stores.transfer(ctx, id)
 	if err == nil && t == nil {
 		err = apierror.Errorf(apierror.NotFound, "transfer not found")
