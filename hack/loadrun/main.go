@@ -207,7 +207,11 @@ func run() error {
 		if err := calls.quiet(ctx); err != nil {
 			return err
 		}
-		n, err := runMCP(keys, ids, url)
+		floorURL, err := serveMCPFloor()
+		if err != nil {
+			return err
+		}
+		n, err := runMCP(keys, ids, url, floorURL)
 		if err != nil {
 			return err
 		}
@@ -285,6 +289,7 @@ func startService(ctx context.Context, env *testenv.Env) (string, error) {
 			return "", fmt.Errorf("usdc on base never became available")
 		}
 	}
+	facadeHandler = srv.Handler()
 	return srv.URL(), nil
 }
 

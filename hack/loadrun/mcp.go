@@ -30,8 +30,9 @@ import (
 const mcpProtocol = "2025-06-18"
 
 // runMCP measures get_transfer tool calls against REST GET transfer on the facade at url and
-// prints both with the ratio MCP/REST; it returns the tool calls measured.
-func runMCP(keys []*keyed, ids []string, url string) (int64, error) {
+// prints both with the ratio MCP/REST, and against the wire format's floor at floorURL when one
+// is given (mcpfloor.go); it returns the tool calls measured.
+func runMCP(keys []*keyed, ids []string, url, floorURL string) (int64, error) {
 	endpoint := url + apiserver.MCPPath
 	sessions := make([]string, len(keys))
 	if err := parallel(len(keys), func(i int) (err error) {
@@ -73,20 +74,39 @@ func runMCP(keys []*keyed, ids []string, url string) (int64, error) {
 		return callTool(clients[w], buf, endpoint, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
 	})
 	// every stored transfer read once, unmeasured, as the gets phase warms the body cache; then
-	// a few tool calls, for the tool server's first-call costs
+	// a few tool calls (and of the floor), for the tool server's first-call costs
 	if err := parallel(len(ids), func(i int) error { return rest(i % *workers) }); err != nil {
 		return 0, err
 	}
-	if err := parallel(100, func(i int) error { return tool(i % *workers) }); err != nil {
-		return 0, err
+	baselines := []op{rest}
+	if floorURL != "" {
+		// the wire format's floor (mcpfloor.go), called as the tool server is
+		baselines = append(baselines, op(func(w int) error {
+			n, i := key()
+			buf := bufs.Get().(*callBuffers)
+			defer bufs.Put(buf)
+			return callTool(clients[w], buf, floorURL, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
+		}))
 	}
-	base, f, err := alternate(tool, rest)
+	for _, o := range append([]op{tool}, baselines[1:]...) {
+		if err := parallel(100, func(i int) error { return o(i % *workers) }); err != nil {
+			return 0, err
+		}
+	}
+	base, f, err := alternate(tool, baselines...)
 	if err != nil {
 		return 0, err
 	}
 	base[0].print("GET transfer through " + facadeName + " (REST)")
+	if len(base) > 1 {
+		base[1].print("tools/call, the wire format's floor (" + *floorText + " text)")
+	}
 	f.print("tools/call get_transfer through " + facadeName + " (MCP)")
 	printRatio("ratio MCP / REST", f.rate/base[0].rate, "goal >= 0.7")
+	if len(base) > 1 {
+		printRatio("ratio floor / REST", base[1].rate/base[0].rate, "the most any tool server reaches")
+		printRatio("ratio MCP / floor", f.rate/base[1].rate, "")
+	}
 	printRatio("p99 MCP / p99 REST", float64(f.p99)/float64(base[0].p99), "")
 	fmt.Println()
 	return f.n, nil
