@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,14 +27,11 @@ import (
 // awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
 // caller reading right after a write sees it: every read of the facade comes from the cache.
 func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
-	want, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
-	if err != nil {
+	if _, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64); err != nil {
 		return
 	}
 	s.awaitCache(ctx, obj, "catch up with a write", func(probe client.Object, err error) bool {
-		// etcd resource versions increase; the watch cache relies on that too.
-		got, perr := strconv.ParseUint(probe.GetResourceVersion(), 10, 64)
-		return err == nil && perr == nil && got >= want
+		return err == nil && !newerVersion(obj, probe)
 	})
 	if rc, ok := obj.(*payoutv1.Recipient); ok && s.book != nil {
 		s.book.await(ctx, rc, !rc.Spec.Deactivated)
@@ -41,6 +39,18 @@ func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
 	if t, ok := obj.(*payoutv1.Transfer); ok && s.transferBook != nil {
 		s.transferBook.await(ctx, t)
 	}
+}
+
+// newerVersion tells whether a is a later version of the object than b. etcd resource versions
+// increase; the watch cache relies on that too. Versions that are not numbers are only equal or
+// not.
+func newerVersion(a, b metav1.Object) bool {
+	av, aerr := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	bv, berr := strconv.ParseUint(b.GetResourceVersion(), 10, 64)
+	if aerr != nil || berr != nil {
+		return a.GetResourceVersion() != b.GetResourceVersion()
+	}
+	return av > bv
 }
 
 // awaitGone waits (briefly) until the informer cache no longer holds obj, so that a caller

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -80,17 +79,6 @@ func (b *transferBook) remove(t *payoutv1.Transfer) {
 		delete(b.byID, t.Name)
 		b.changed.fire()
 	}
-}
-
-// newerVersion tells whether a is a later version of the object than b. etcd resource versions
-// increase; the watch cache relies on that too.
-func newerVersion(a, b *payoutv1.Transfer) bool {
-	av, aerr := strconv.ParseUint(a.ResourceVersion, 10, 64)
-	bv, berr := strconv.ParseUint(b.ResourceVersion, 10, 64)
-	if aerr != nil || berr != nil {
-		return a.ResourceVersion != b.ResourceVersion
-	}
-	return av > bv
 }
 
 // get is the transfer with id, or nil when the book does not hold it.
