@@ -30,8 +30,8 @@ import (
 const mcpProtocol = "2025-06-18"
 
 // runMCP measures get_transfer tool calls against REST GET transfer on the facade at url and
-// prints both with the ratio MCP/REST, and against the wire format's floor at floorURL when one
-// is given (mcpfloor.go); it returns the tool calls measured.
+// prints both with the ratio MCP/REST, and against the wire format's floor at floorURL
+// (mcpfloor.go); it returns the tool calls measured.
 func runMCP(keys []*keyed, ids []string, url, floorURL string) (int64, error) {
 	endpoint := url + apiserver.MCPPath
 	sessions := make([]string, len(keys))
@@ -67,46 +67,37 @@ func runMCP(keys []*keyed, ids []string, url, floorURL string) (int64, error) {
 	// buffers reused from call to call, as REST's side reuses io.Discard's (a pool, not one per
 	// worker: the warm-up below runs more calls at once than there are workers)
 	bufs := sync.Pool{New: func() any { return &callBuffers{} }}
-	tool := op(func(w int) error {
-		n, i := key()
-		buf := bufs.Get().(*callBuffers)
-		defer bufs.Put(buf)
-		return callTool(clients[w], buf, endpoint, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
-	})
-	// every stored transfer read once, unmeasured, as the gets phase warms the body cache; then
-	// a few tool calls (and of the floor), for the tool server's first-call costs
-	if err := parallel(len(ids), func(i int) error { return rest(i % *workers) }); err != nil {
-		return 0, err
-	}
-	baselines := []op{rest}
-	if floorURL != "" {
-		// the wire format's floor (mcpfloor.go), called as the tool server is
-		baselines = append(baselines, op(func(w int) error {
+	// toolCalls is get_transfer tool calls on endpoint: the tool server's, or the floor's
+	// (mcpfloor.go), called alike
+	toolCalls := func(endpoint string) op {
+		return func(w int) error {
 			n, i := key()
 			buf := bufs.Get().(*callBuffers)
 			defer bufs.Put(buf)
-			return callTool(clients[w], buf, floorURL, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
-		}))
+			return callTool(clients[w], buf, endpoint, keys[i].key, sessions[i], n, ids[int(n*7919)%len(ids)])
+		}
 	}
-	for _, o := range append([]op{tool}, baselines[1:]...) {
+	tool, floor := toolCalls(endpoint), toolCalls(floorURL)
+	// every stored transfer read once, unmeasured, as the gets phase warms the body cache; then
+	// a few tool calls of each, for the first-call costs
+	if err := parallel(len(ids), func(i int) error { return rest(i % *workers) }); err != nil {
+		return 0, err
+	}
+	for _, o := range []op{tool, floor} {
 		if err := parallel(100, func(i int) error { return o(i % *workers) }); err != nil {
 			return 0, err
 		}
 	}
-	base, f, err := alternate(tool, baselines...)
+	base, f, err := alternate(tool, rest, floor)
 	if err != nil {
 		return 0, err
 	}
 	base[0].print("GET transfer through " + facadeName + " (REST)")
-	if len(base) > 1 {
-		base[1].print("tools/call, the wire format's floor (" + *floorText + " text)")
-	}
+	base[1].print("tools/call, the wire format's floor (" + *floorText + " text)")
 	f.print("tools/call get_transfer through " + facadeName + " (MCP)")
 	printRatio("ratio MCP / REST", f.rate/base[0].rate, "goal >= 0.7")
-	if len(base) > 1 {
-		printRatio("ratio floor / REST", base[1].rate/base[0].rate, "the most any tool server reaches")
-		printRatio("ratio MCP / floor", f.rate/base[1].rate, "")
-	}
+	printRatio("ratio floor / REST", base[1].rate/base[0].rate, "the most any tool server reaches")
+	printRatio("ratio MCP / floor", f.rate/base[1].rate, "")
 	printRatio("p99 MCP / p99 REST", float64(f.p99)/float64(base[0].p99), "")
 	fmt.Println()
 	return f.n, nil
@@ -144,7 +135,7 @@ type callBuffers struct{ body, answer, prefix []byte }
 
 // callTool calls get_transfer for transfer on session as request id and checks that it
 // succeeded with structured content. The request is written and the answer checked with as
-// little work as REST's side does (a status read, the body discarded), in the worker's buffers:
+// little work as REST's side does (a status read, the body discarded), in the call's buffers:
 // a JSON answer to this id that carries structured content and no isError; else the whole
 // answer is decoded for the error to report.
 func callTool(hc *http.Client, buf *callBuffers, endpoint, key, session string, id int64, transfer string) error {
@@ -173,7 +164,7 @@ func callTool(hc *http.Client, buf *callBuffers, endpoint, key, session string, 
 			bytes.Contains(a, []byte(`"structuredContent":{`)) && !bytes.Contains(a, []byte(`"isError":true`)) {
 			return nil
 		}
-		resp.Body = io.NopCloser(bytes.NewReader(bytes.Clone(buf.answer)))
+		resp.Body = io.NopCloser(bytes.NewReader(buf.answer)) // read below, before buf is reused
 	}
 	raw, err := rpcResult(resp, id)
 	if err != nil {
