@@ -11,7 +11,6 @@ import (
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
-	"github.com/stablepay/payout-operator/internal/index"
 )
 
 // claim reserves a globally unique key for holder: the API server's atomic create of a
@@ -19,9 +18,7 @@ import (
 // An AlreadyExists error means the key is taken. The claim counts against the caller's account's
 // cap on claims (a 403 past it).
 func (s *Server) claim(ctx context.Context, c *Caller, kind payoutv1.ClaimKind, key string, holder payoutv1.ObjectRef) (*payoutv1.Claim, error) {
-	free, err := s.reserve(c.Account, quotaClaims, func() (int, error) {
-		return s.stores.count(ctx, s.stores.claims, index.ClaimHolderNamespace, "", c.Namespace())
-	})
+	free, err := s.reserve(ctx, c.Account, quotaClaims)
 	if err != nil {
 		return nil, err
 	}

@@ -284,3 +284,10 @@ func (c *staticCache) GetInformer(_ context.Context, obj client.Object, _ ...cac
 type syncedInformer struct{ toolscache.SharedIndexInformer }
 
 func (syncedInformer) HasSynced() bool { return true }
+
+// AddEventHandler registers h on the informer, which never tells it anything: the registration
+// says it has synced too, as the informer does.
+func (i syncedInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	reg, err := i.SharedIndexInformer.AddEventHandler(h)
+	return syncedRegistration{reg}, err
+}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"sync"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
 	"github.com/stablepay/payout-operator/internal/apierror"
-	"github.com/stablepay/payout-operator/internal/index"
 )
 
 // quota is one of an account's caps (payoutv1.Quotas).
@@ -70,9 +71,9 @@ func quotaRefusal(q quota, held, limit int) error {
 		held, objects, setting, limit)
 }
 
-// quotaSlots counts, per account and cap, the creates this replica is making and its cache
-// cannot show yet. A create reserves a slot before it writes and frees it once its object is
-// cached (awaitCached), so that two requests on one replica cannot both take an account's last
+// quotaSlots counts, per account and cap, the creates this replica is making and its count
+// (quotaTally) does not include yet. A create reserves a slot before it writes and frees it once
+// the count includes its object (freeWhenCounted), so that two requests on one replica cannot both take an account's last
 // place. Replicas do not see each other's slots: creates that run at the same moment on
 // different replicas, within the cache's delay (milliseconds), can each take the last place, so
 // an account can exceed a cap by at most the creates in flight on the other replicas at that
@@ -87,18 +88,17 @@ type quotaSlot struct {
 	q         quota
 }
 
-// reserve takes a place under cap q of the account namespace ns holds for one create, counting
-// what the cache holds (count) and this replica's creates in flight; free gives it back.
-func (s *Server) reserve(acct *payoutv1.PayoutAccount, q quota, count func() (int, error)) (free func(), err error) {
+// reserve takes a place under cap q of the account for one create, counting what the informers
+// have counted (quotaTally) and this replica's creates in flight; free gives it back.
+func (s *Server) reserve(ctx context.Context, acct *payoutv1.PayoutAccount, q quota) (free func(), err error) {
+	if err := s.stores.awaitSynced(ctx); err != nil {
+		return nil, err
+	}
 	slots := &s.quotas
 	key := quotaSlot{payoutv1.AccountNamespace(acct.Name), q}
 	slots.mu.Lock()
 	defer slots.mu.Unlock()
-	held, err := count()
-	if err != nil {
-		return nil, err
-	}
-	if err := quotaRefusal(q, held+slots.inFlight[key], q.limit(acct)); err != nil {
+	if err := quotaRefusal(q, s.stores.held.count(key)+slots.inFlight[key], q.limit(acct)); err != nil {
 		return nil, err
 	}
 	if slots.inFlight == nil {
@@ -117,16 +117,21 @@ func (s *Server) reserve(acct *payoutv1.PayoutAccount, q quota, count func() (in
 	}, nil
 }
 
+// freeWhenCounted gives a create's place under its cap back (free) once the informers' count
+// includes obj, the object the create made, or after awaitBook's bound: the count follows the
+// cache a moment behind, and a place given back before it counts the object would let another
+// create of the replica take it too.
+func (s *Server) freeWhenCounted(ctx context.Context, obj client.Object, free func()) {
+	s.stores.held.await(ctx, obj)
+	free()
+}
+
 // reserveOpenTransfer reserves a place for one open transfer of method.
 func (s *Server) reserveOpenTransfer(ctx context.Context, c *Caller, m payoutv1.TransferMethod) (func(), error) {
-	return s.reserve(c.Account, quotaOfMethod(m), func() (int, error) {
-		return s.stores.count(ctx, s.stores.transfers, index.TransferOpen, c.Namespace(), string(m))
-	})
+	return s.reserve(ctx, c.Account, quotaOfMethod(m))
 }
 
 // reserveActiveRecipient reserves a place for one active recipient.
 func (s *Server) reserveActiveRecipient(ctx context.Context, c *Caller) (func(), error) {
-	return s.reserve(c.Account, quotaActiveRecipients, func() (int, error) {
-		return s.stores.count(ctx, s.stores.recipients, index.RecipientActive, c.Namespace(), "true")
-	})
+	return s.reserve(ctx, c.Account, quotaActiveRecipients)
 }

@@ -211,10 +211,11 @@ func (s *Server) handleRecipientCreate(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	defer free()
 	if _, err := s.createRecipient(r.Context(), c, rc); err != nil {
+		free()
 		return err
 	}
+	s.freeWhenCounted(r.Context(), rc, free)
 	writeJSON(w, http.StatusCreated, recipientView(rc))
 	return nil
 }

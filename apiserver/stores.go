@@ -26,6 +26,9 @@ type stores struct {
 	keys, accounts, options, transfers toolscache.Indexer
 	// recipients and claims are read only to count what a create would add to (quotas.go).
 	recipients, claims toolscache.Indexer
+	// held counts the objects under the accounts' caps, from the events of the informers of
+	// transfers, recipients and claims (quotatally.go)
+	held *quotaTally
 	// synced are the informers' HasSynced; ready is set once they all have: until then a
 	// read waits (awaitSynced), as a read through the cache client did, since the store of an
 	// informer that has not listed yet holds nothing and every key would read as unknown.
@@ -50,7 +53,7 @@ const (
 // openStores takes the informers of the six kinds (made now if the cache has not made them
 // yet; the cache starts them) and watches the deposit options' changes.
 func openStores(ctx context.Context, informers cache.Informers) (*stores, error) {
-	s := &stores{}
+	s := &stores{held: newQuotaTally()}
 	for _, st := range []struct {
 		obj client.Object
 		to  *toolscache.Indexer
@@ -69,6 +72,21 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 		}
 		*st.to = shared.GetIndexer()
 		s.synced = append(s.synced, shared.HasSynced)
+		var tallied func() bool
+		switch st.obj.(type) {
+		case *payoutv1.Transfer:
+			tallied, err = registerTally[payoutv1.Transfer](s.held, inf)
+		case *payoutv1.Recipient:
+			tallied, err = registerTally[payoutv1.Recipient](s.held, inf)
+		case *payoutv1.Claim:
+			tallied, err = registerTally[payoutv1.Claim](s.held, inf)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("counting the caps' objects of %T: %w", st.obj, err)
+		}
+		if tallied != nil {
+			s.synced = append(s.synced, tallied)
+		}
 		if _, ok := st.obj.(*payoutv1.DepositOption); ok {
 			bump := func() { s.optionsGen.Add(1) }
 			if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -139,21 +157,6 @@ func (s *stores) transfer(ctx context.Context, id string) (*payoutv1.Transfer, e
 		return nil, fmt.Errorf("the transfer cache holds a %T", objs[0])
 	}
 	return t, nil
-}
-
-// count is the number of cached objects that the field index field files under value in
-// namespace ("" for cluster-scoped objects). It reads the index's own list of keys: no object is
-// copied, as a List through the cache client copies each one it matches.
-func (s *stores) count(ctx context.Context, ix toolscache.Indexer, field, namespace, value string) (int, error) {
-	if err := s.awaitSynced(ctx); err != nil {
-		return 0, err
-	}
-	ns := allNamespacesKey
-	if namespace != "" {
-		ns = namespace + "/"
-	}
-	keys, err := ix.IndexKeys(fieldIndex+field, ns+value)
-	return len(keys), err
 }
 
 // depositOptions are the cached deposit options (copies of the structs; their maps and slices

@@ -293,17 +293,18 @@ func (s *Server) createTransfer(ctx context.Context, c *Caller, req transfer.Req
 	// The caller's next request about the transfer (GET transfer, a confirmation) reads the
 	// transfer book, which takes the transfer as the API server stored it: the answer does not
 	// wait for the informer (3.5 ms a create on average under load, docs/benchmarks.md). The
-	// place under the account's cap is held until the cache counts the transfer; should the
-	// cache never show it (deleted at once), the book lets it go too.
+	// place under the account's cap is held until the informers' count includes the transfer
+	// (freeWhenCounted); should the cache never show it (deleted at once), the book lets it go
+	// too.
 	handedOff = true
 	s.transferBook.put(t)
 	go func() {
-		defer free()
 		ctx := context.WithoutCancel(ctx) // the request has been answered
 		s.awaitCached(ctx, t)
 		if cached, err := s.stores.transfer(ctx, t.Name); err == nil && cached == nil {
 			s.transferBook.remove(t)
 		}
+		s.freeWhenCounted(ctx, t, free)
 	}()
 	return t, nil
 }

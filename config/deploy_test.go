@@ -356,7 +356,7 @@ func TestDeployOnEmptyCluster(t *testing.T) {
 		facadeKinds := []client.Object{
 			&payoutv1.PayoutAccount{}, &payoutv1.APIKey{}, &payoutv1.Recipient{}, &payoutv1.Transfer{},
 			&payoutv1.Wallet{}, &payoutv1.BlockedWallet{}, &payoutv1.DepositOption{}, &payoutv1.Deposit{}, &payoutv1.Quote{},
-			&payoutv1.Claim{}, // the account's cap on claims is counted from the cache (index.ClaimHolderNamespace)
+			&payoutv1.Claim{}, // the account's cap on claims is counted from its informer (apiserver quotaTally)
 		}
 		syncs(ctx, t, cfg, serviceAccount("payout-facade"), facadeKinds)
 		syncs(ctx, t, cfg, serviceAccount("payout-controller"), all)

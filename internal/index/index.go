@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	payoutv1 "github.com/stablepay/payout-operator/api/v1alpha1"
-	"github.com/stablepay/payout-operator/internal/transfer"
 )
 
 const (
@@ -25,13 +24,6 @@ const (
 	TransferDepositAddress = "spec.depositAddress"
 	// DepositTxHash indexes the chain watcher's deposits by lower-case transaction hash.
 	DepositTxHash = "spec.txHash"
-	// TransferOpen indexes the transfers that have not ended (transfer.Ended) by their method,
-	// v1 or v2: an account's open transfers of a method are one namespaced index lookup, which
-	// its quota counts (payoutv1.Quotas).
-	TransferOpen = "open.method"
-	// ClaimHolderNamespace indexes claims by their holder's namespace, the account's: the
-	// claims an account holds are one lookup.
-	ClaimHolderNamespace = "spec.holder.namespace"
 	// RecipientActive indexes the recipients that are active (not deactivated) by "true".
 	RecipientActive = "spec.active"
 )
@@ -60,16 +52,6 @@ func Register(ctx context.Context, indexer FieldIndexer) error {
 		}},
 		{&payoutv1.Deposit{}, DepositTxHash, func(o client.Object) []string {
 			return []string{strings.ToLower(o.(*payoutv1.Deposit).Spec.TxHash)}
-		}},
-		{&payoutv1.Transfer{}, TransferOpen, func(o client.Object) []string {
-			t := o.(*payoutv1.Transfer)
-			if transfer.Ended(t) {
-				return nil
-			}
-			return []string{string(t.Spec.Method)}
-		}},
-		{&payoutv1.Claim{}, ClaimHolderNamespace, func(o client.Object) []string {
-			return []string{o.(*payoutv1.Claim).Spec.Holder.Namespace}
 		}},
 		{&payoutv1.Recipient{}, RecipientActive, func(o client.Object) []string {
 			if o.(*payoutv1.Recipient).Spec.Deactivated {
