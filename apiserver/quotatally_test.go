@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -215,4 +216,34 @@ func TestACreatesPlaceIsHeldUntilTheTallyCountsIt(t *testing.T) {
 	if err := reserve(); err != nil {
 		t.Fatalf("the place of an ended transfer: %v", err)
 	}
+}
+
+// BenchmarkQuotaTallyMemory measures what the tally adds per counted object (the objects are the
+// cache's, shared, and not counted): the heap after a collection, before and after 10 000 open
+// transfers are counted, in bytes per transfer:
+//
+//	go test -run '^$' -bench BenchmarkQuotaTallyMemory -benchtime 3x ./apiserver/
+func BenchmarkQuotaTallyMemory(b *testing.B) {
+	const n = 10000
+	objs := make([]*payoutv1.Transfer, n)
+	for i := range objs {
+		objs[i] = testgen.Transfer("payout-acct-acme", fmt.Sprintf("%024x", i))
+		objs[i].UID = types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i))
+	}
+	for range b.N {
+		before := heapAlloc()
+		tally := newQuotaTally()
+		for _, t := range objs {
+			tally.put(t)
+		}
+		b.ReportMetric(float64(heapAlloc()-before)/n, "B/transfer")
+		runtime.KeepAlive(tally)
+	}
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
