@@ -154,9 +154,8 @@ func (b *recipientBook) page(ns string, after *bookEntry, limit int) (ids []int6
 	return ids, end < len(nb.entries)
 }
 
-func (b *recipientBook) has(ns string, e bookEntry) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// hasLocked tells whether the book lists e in ns; b.mu is held.
+func (b *recipientBook) hasLocked(ns string, e bookEntry) bool {
 	nb := b.sortedLocked(ns)
 	if nb == nil {
 		return false
@@ -172,8 +171,7 @@ func (b *recipientBook) await(ctx context.Context, rc *payoutv1.Recipient, liste
 	e := entryOf(rc)
 	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		b.mu.Lock()
-		changed := b.changed.next()
-		b.mu.Unlock()
-		return changed, b.has(rc.Namespace, e) == listed
+		defer b.mu.Unlock()
+		return b.changed.next(), b.hasLocked(rc.Namespace, e) == listed
 	})
 }

@@ -109,9 +109,9 @@ func (t cpuTimes) perOp(n int64, d time.Duration) string {
 	var all time.Duration
 	for _, p := range cpuProcs {
 		if v, ok := t[p]; ok {
-			parts = append(parts, fmt.Sprintf("%s %.2f", p, float64(v)/float64(time.Millisecond)/float64(n)))
+			parts = append(parts, fmt.Sprintf("%s %.0f", p, float64(v)/float64(time.Microsecond)/float64(n)))
 			all += v
 		}
 	}
-	return fmt.Sprintf("CPU ms per op: %s; %.2f cores busy", strings.Join(parts, ", "), all.Seconds()/d.Seconds())
+	return fmt.Sprintf("CPU µs per op: %s; %.2f cores busy", strings.Join(parts, ", "), all.Seconds()/d.Seconds())
 }

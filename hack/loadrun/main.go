@@ -175,6 +175,7 @@ func run() error {
 		printRatio("ratio claim + fixture transfer / ConfigMap", fixture.rate/raw.rate, "the floor before 2026-11-27: a smaller transfer")
 		printRatio("ratio claim + claim / ConfigMap", claims.rate/raw.rate, "were a transfer as small as a claim")
 		printRatio("ratio facade / claim + transfer", creates.rate/floor.rate, "goal >= 0.85")
+		fmt.Printf("    the same in each round: %s\n", creates.perRound(floor))
 		fmt.Printf("API-server requests of the service per facade create (controllers included, watches aside):\n%s\n", calls.per(creates.n))
 		fmt.Printf("of which the facade's, on the request path:\n%s\n", facadeCalls.per(creates.n))
 	}
@@ -341,7 +342,17 @@ type result struct {
 	n        int64
 	rate     float64
 	p50, p99 time.Duration
-	cpu      string // what one operation cost each process in CPU (cpuTimes.perOp)
+	cpu      string    // what one operation cost each process in CPU (cpuTimes.perOp)
+	rounds   []float64 // the rate of each window, in the order of the rounds
+}
+
+// perRound is the ratio of r to base in each round, for how much the windows of a run differ.
+func (r result) perRound(base result) string {
+	var parts []string
+	for i := range min(len(r.rounds), len(base.rounds)) {
+		parts = append(parts, fmt.Sprintf("%.2f", r.rounds[i]/base.rounds[i]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // print writes r as a line of the report, and what it cost in CPU on a line under it.
@@ -520,20 +531,22 @@ func alternate(facade op, baselines ...op) ([]result, result, error) {
 }
 
 type tally struct {
-	n   int64
-	lat []time.Duration
-	cpu cpuTimes
-	d   time.Duration
+	n     int64
+	lat   []time.Duration
+	cpu   cpuTimes
+	d     time.Duration
+	rates []float64 // each window's
 }
 
 func (t *tally) add(n int64, lat []time.Duration, cpu cpuTimes, d time.Duration) {
 	t.n, t.lat, t.d = t.n+n, append(t.lat, lat...), t.d+d
 	t.cpu.add(cpu)
+	t.rates = append(t.rates, float64(n)/d.Seconds())
 }
 
 func (t *tally) result() result {
 	sort.Slice(t.lat, func(i, j int) bool { return t.lat[i] < t.lat[j] })
-	r := result{n: t.n, rate: float64(t.n) / t.d.Seconds(), cpu: t.cpu.perOp(t.n, t.d)}
+	r := result{n: t.n, rate: float64(t.n) / t.d.Seconds(), cpu: t.cpu.perOp(t.n, t.d), rounds: t.rates}
 	if n := len(t.lat); n > 0 {
 		r.p50, r.p99 = t.lat[n/2].Round(10*time.Microsecond), t.lat[n*99/100].Round(10*time.Microsecond)
 	}

@@ -391,6 +391,7 @@ func measureReads(url, bareURL string, keys []*keyed, ids []string, pprofBase st
 		base[0].print(bareName)
 		f.print(rd.name + " through " + facadeName)
 		printRatio("ratio", f.rate/base[0].rate, "goal >= 0.8")
+		fmt.Printf("    the same in each round: %s\n", f.perRound(base[0]))
 		printRatio("p99 / bare p99", float64(f.p99)/float64(base[0].p99), "goal <= 2")
 		fmt.Println()
 	}
