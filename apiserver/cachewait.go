@@ -22,7 +22,8 @@ import (
 // book (recipientbook.go) is an index the same informer's handler keeps after the cache, so a
 // recipient's write is waited on twice, cache first, then book.await on the book's own changed
 // channel; the book is not the cache, so it has a signal of its own. The transfer book
-// (transferbook.go), which GET transfer reads, is waited on the same way.
+// (transferbook.go), which GET transfer reads, is waited on the same way, and so is the tally of
+// the caps (quotatally.go), which the next create is judged on.
 
 // awaitCached waits (briefly) until the informer cache holds obj as written or newer, so that a
 // caller reading right after a write sees it: every read of the facade comes from the cache.
@@ -38,6 +39,9 @@ func (s *Server) awaitCached(ctx context.Context, obj client.Object) {
 	}
 	if t, ok := obj.(*payoutv1.Transfer); ok && s.transferBook != nil {
 		s.transferBook.await(ctx, t)
+	}
+	if s.stores != nil {
+		s.stores.held.await(ctx, obj, false)
 	}
 }
 
@@ -59,6 +63,9 @@ func (s *Server) awaitGone(ctx context.Context, obj client.Object) {
 	s.awaitCache(ctx, obj, "drop a deleted object", func(_ client.Object, err error) bool { return apierrors.IsNotFound(err) })
 	if rc, ok := obj.(*payoutv1.Recipient); ok && s.book != nil {
 		s.book.await(ctx, rc, false)
+	}
+	if s.stores != nil {
+		s.stores.held.await(ctx, obj, true)
 	}
 }
 

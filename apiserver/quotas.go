@@ -73,8 +73,8 @@ func quotaRefusal(q quota, held, limit int) error {
 
 // quotaSlots counts, per account and cap, the creates this replica is making and its count
 // (quotaTally) does not include yet. A create reserves a slot before it writes and frees it once
-// the count includes its object (freeWhenCounted), so that two requests on one replica cannot both take an account's last
-// place. Replicas do not see each other's slots: creates that run at the same moment on
+// the count includes its object (freeWhenCounted), so that two requests on one replica cannot
+// both take an account's last place. Replicas do not see each other's slots: creates that run at the same moment on
 // different replicas, within the cache's delay (milliseconds), can each take the last place, so
 // an account can exceed a cap by at most the creates in flight on the other replicas at that
 // moment (docs/api.md, "Quotas").
@@ -122,7 +122,7 @@ func (s *Server) reserve(ctx context.Context, acct *payoutv1.PayoutAccount, q qu
 // cache a moment behind, and a place given back before it counts the object would let another
 // create of the replica take it too.
 func (s *Server) freeWhenCounted(ctx context.Context, obj client.Object, free func()) {
-	s.stores.held.await(ctx, obj)
+	s.stores.held.await(ctx, obj, false)
 	free()
 }
 

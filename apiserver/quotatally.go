@@ -24,7 +24,9 @@ import (
 //
 // The tally follows the cache a moment behind (an informer tells its handlers after it has
 // updated its store), so a create holds its place until the tally counts its object
-// (Server.awaitCached), not only until the cache shows it.
+// (Server.freeWhenCounted), not only until the cache shows it; and a request that wrote or
+// deleted a counted object waits for the tally as for the cache (awaitCached, awaitGone), so
+// that its caller's next create is judged on what it wrote.
 type quotaTally struct {
 	mu sync.Mutex
 	// held is the count of each account's cap; slotOf is where each object is counted, by UID
@@ -116,15 +118,17 @@ func (t *quotaTally) count(slot quotaSlot) int {
 	return t.held[slot]
 }
 
-// await waits (briefly, as awaitBook) until the tally counts obj as it is written: counted if it
-// counts under a cap, not counted if not. Objects of the kinds it does not count return at once.
-func (t *quotaTally) await(ctx context.Context, obj client.Object) {
+// await waits (briefly, as awaitBook) until the tally counts obj as it is written, counted if it
+// counts under a cap and not if not, or, with gone, until it no longer counts obj (deleted).
+// Objects of the kinds it does not count return at once.
+func (t *quotaTally) await(ctx context.Context, obj client.Object, gone bool) {
 	switch obj.(type) {
 	case *payoutv1.Transfer, *payoutv1.Recipient, *payoutv1.Claim:
 	default:
 		return
 	}
 	_, counts := quotaSlotOf(obj)
+	counts = counts && !gone
 	awaitBook(ctx, func() (<-chan struct{}, bool) {
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -114,7 +114,7 @@ func TestQuotaTallyAwaitWakesOnTheCount(t *testing.T) {
 		tally.put(tr)
 	}()
 	start := time.Now()
-	tally.await(context.Background(), tr)
+	tally.await(context.Background(), tr, false)
 	if waited := time.Since(start); waited < 15*time.Millisecond || waited > time.Second {
 		t.Fatalf("await returned after %v, not when the transfer was counted", waited)
 	}
@@ -123,10 +123,23 @@ func TestQuotaTallyAwaitWakesOnTheCount(t *testing.T) {
 	}
 	// an object the tally does not count returns at once, as does one already counted as written
 	start = time.Now()
-	tally.await(context.Background(), &payoutv1.Quote{})
-	tally.await(context.Background(), tr)
+	tally.await(context.Background(), &payoutv1.Quote{}, false)
+	tally.await(context.Background(), tr, false)
 	if waited := time.Since(start); waited > 100*time.Millisecond {
 		t.Fatalf("await of a quote and of a counted transfer took %v", waited)
+	}
+	// a deleted transfer is waited on until the tally no longer counts it
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		tally.remove(tr)
+	}()
+	start = time.Now()
+	tally.await(context.Background(), tr, true)
+	if waited := time.Since(start); waited < 15*time.Millisecond || waited > time.Second {
+		t.Fatalf("await of a deleted transfer returned after %v, not when the tally let it go", waited)
+	}
+	if tally.count(quotaSlot{tr.Namespace, quotaOpenV1Transfers}) != 0 {
+		t.Fatal("the deleted transfer is still counted")
 	}
 }
 

@@ -24,10 +24,8 @@ import (
 // "Cached reads"). The objects are the informers' own: read them, never change them.
 type stores struct {
 	keys, accounts, options, transfers toolscache.Indexer
-	// recipients and claims are read only to count what a create would add to (quotas.go).
-	recipients, claims toolscache.Indexer
 	// held counts the objects under the accounts' caps, from the events of the informers of
-	// transfers, recipients and claims (quotatally.go)
+	// transfers, recipients and claims (quotatally.go); of the last two nothing else is read here
 	held *quotaTally
 	// synced are the informers' HasSynced; ready is set once they all have: until then a
 	// read waits (awaitSynced), as a read through the cache client did, since the store of an
@@ -51,7 +49,7 @@ const (
 )
 
 // openStores takes the informers of the six kinds (made now if the cache has not made them
-// yet; the cache starts them) and watches the deposit options' changes.
+// yet; the cache starts them), watches the deposit options' changes and feeds the caps' tally.
 func openStores(ctx context.Context, informers cache.Informers) (*stores, error) {
 	s := &stores{held: newQuotaTally()}
 	for _, st := range []struct {
@@ -60,7 +58,7 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 	}{
 		{&payoutv1.APIKey{}, &s.keys}, {&payoutv1.PayoutAccount{}, &s.accounts},
 		{&payoutv1.DepositOption{}, &s.options}, {&payoutv1.Transfer{}, &s.transfers},
-		{&payoutv1.Recipient{}, &s.recipients}, {&payoutv1.Claim{}, &s.claims},
+		{&payoutv1.Recipient{}, nil}, {&payoutv1.Claim{}, nil}, // only tallied
 	} {
 		inf, err := informers.GetInformer(ctx, st.obj, cache.BlockUntilSynced(false))
 		if err != nil {
@@ -70,7 +68,9 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 		if !ok {
 			return nil, fmt.Errorf("informer of %T is a %T, not a SharedIndexInformer", st.obj, inf)
 		}
-		*st.to = shared.GetIndexer()
+		if st.to != nil {
+			*st.to = shared.GetIndexer()
+		}
 		s.synced = append(s.synced, shared.HasSynced)
 		var tallied func() bool
 		switch st.obj.(type) {
