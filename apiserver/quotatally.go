@@ -120,13 +120,8 @@ func (t *quotaTally) count(slot quotaSlot) int {
 
 // await waits (briefly, as awaitBook) until the tally counts obj as it is written, counted if it
 // counts under a cap and not if not, or, with gone, until it no longer counts obj (deleted).
-// Objects of the kinds it does not count return at once.
+// Objects of the kinds it does not count are never counted, so they return at once.
 func (t *quotaTally) await(ctx context.Context, obj client.Object, gone bool) {
-	switch obj.(type) {
-	case *payoutv1.Transfer, *payoutv1.Recipient, *payoutv1.Claim:
-	default:
-		return
-	}
 	_, counts := quotaSlotOf(obj)
 	counts = counts && !gone
 	awaitBook(ctx, func() (<-chan struct{}, bool) {

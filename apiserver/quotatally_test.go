@@ -14,17 +14,6 @@ import (
 	"github.com/stablepay/payout-operator/test/testgen"
 )
 
-// fakeInformer is a test double of an informer's event source: it hands the handler it is given
-// to the test, which then plays the informer's events through it.
-type fakeInformer struct {
-	handler toolscache.ResourceEventHandler
-}
-
-func (f *fakeInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	f.handler = h
-	return syncedRegistration{}, nil
-}
-
 // syncedRegistration is a registration whose handler has taken in the informer's first list.
 type syncedRegistration struct {
 	toolscache.ResourceEventHandlerRegistration
@@ -35,7 +24,7 @@ func (syncedRegistration) HasSynced() bool { return true }
 func TestQuotaTallyCountsWhatEachCapCounts(t *testing.T) {
 	const ns, other = "payout-acct-acme", "payout-acct-other"
 	tally := newQuotaTally()
-	transfers, recipients, claims := &fakeInformer{}, &fakeInformer{}, &fakeInformer{}
+	transfers, recipients, claims := &handlerRecorder{}, &handlerRecorder{}, &handlerRecorder{}
 	for _, reg := range []func() (func() bool, error){
 		func() (func() bool, error) { return registerTally[payoutv1.Transfer](tally, transfers) },
 		func() (func() bool, error) { return registerTally[payoutv1.Recipient](tally, recipients) },
@@ -55,50 +44,50 @@ func TestQuotaTallyCountsWhatEachCapCounts(t *testing.T) {
 
 	v1 := bookVersion(ns, "a00000000000000000000001", "t1", "10")
 	v2 := bookVersion(ns, "a00000000000000000000002", "t2", "11", testgen.V2())
-	transfers.handler.OnAdd(v1, true)
-	transfers.handler.OnAdd(v2, true)
-	transfers.handler.OnAdd(bookVersion(other, "a00000000000000000000003", "t3", "12"), false)
+	transfers.h.OnAdd(v1, true)
+	transfers.h.OnAdd(v2, true)
+	transfers.h.OnAdd(bookVersion(other, "a00000000000000000000003", "t3", "12"), false)
 	want("open v1 transfers", held(ns, quotaOpenV1Transfers), 1)
 	want("open v2 transfers", held(ns, quotaOpenV2Transfers), 1)
 	want("the other account's open v1 transfers", held(other, quotaOpenV1Transfers), 1)
 
 	// a resync hands the same version again: nothing moves
-	transfers.handler.OnUpdate(v1, v1.DeepCopy())
+	transfers.h.OnUpdate(v1, v1.DeepCopy())
 	want("open v1 transfers after a resync", held(ns, quotaOpenV1Transfers), 1)
 
 	// a transfer that ends leaves its cap; its delete afterwards takes nothing more
 	ended := bookVersion(ns, v1.Name, "t1", "13", testgen.Failed(payoutv1.FailureExpired, "expired"))
-	transfers.handler.OnUpdate(v1, ended)
+	transfers.h.OnUpdate(v1, ended)
 	want("open v1 transfers once one ended", held(ns, quotaOpenV1Transfers), 0)
-	transfers.handler.OnDelete(ended)
+	transfers.h.OnDelete(ended)
 	want("open v1 transfers after the ended one's delete", held(ns, quotaOpenV1Transfers), 0)
 
 	// a delete the watch missed comes as a tombstone, with the object as last seen
-	transfers.handler.OnDelete(toolscache.DeletedFinalStateUnknown{Key: ns + "/" + v2.Name, Obj: v2})
+	transfers.h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: ns + "/" + v2.Name, Obj: v2})
 	want("open v2 transfers after a tombstone", held(ns, quotaOpenV2Transfers), 0)
 
 	// a transfer deleted and made again under the same name is another object (UID)
 	again := bookVersion(ns, v2.Name, "t2-again", "20", testgen.V2())
-	transfers.handler.OnAdd(again, false)
-	transfers.handler.OnDelete(v2) // a late delete of the first one takes nothing from the second
+	transfers.h.OnAdd(again, false)
+	transfers.h.OnDelete(v2) // a late delete of the first one takes nothing from the second
 	want("open v2 transfers after a name is reused", held(ns, quotaOpenV2Transfers), 1)
 
 	rc := testgen.Recipient(ns, 42)
 	rc.UID = "r1"
-	recipients.handler.OnAdd(rc, false)
+	recipients.h.OnAdd(rc, false)
 	want("active recipients", held(ns, quotaActiveRecipients), 1)
 	off := rc.DeepCopy()
 	off.Spec.Deactivated = true
-	recipients.handler.OnUpdate(rc, off)
+	recipients.h.OnUpdate(rc, off)
 	want("active recipients once deactivated", held(ns, quotaActiveRecipients), 0)
 
 	// a claim counts under the account of its holder
 	cl := testgen.Claim(payoutv1.ClaimCustomerUUID, "7d0e1c55-8d0f-4d4e-9f59-3c8a5b1f2e3d", payoutv1.ObjectRef{Namespace: ns, Name: again.Name})
 	cl.UID = "c1"
-	claims.handler.OnAdd(cl, false)
+	claims.h.OnAdd(cl, false)
 	want("claims", held(ns, quotaClaims), 1)
 	want("the other account's claims", held(other, quotaClaims), 0)
-	claims.handler.OnDelete(cl)
+	claims.h.OnDelete(cl)
 	want("claims after the release", held(ns, quotaClaims), 0)
 
 	if len(tally.held) != 2 || len(tally.slotOf) != 2 {
@@ -254,6 +243,7 @@ func BenchmarkQuotaTallyMemory(b *testing.B) {
 	}
 }
 
+// heapAlloc is the heap in use after a collection, for the memory benchmarks.
 func heapAlloc() uint64 {
 	runtime.GC()
 	var m runtime.MemStats

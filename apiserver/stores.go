@@ -55,10 +55,14 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 	for _, st := range []struct {
 		obj client.Object
 		to  *toolscache.Indexer
+		// tally feeds the caps' tally from the informer, for the kinds a cap counts
+		tally func(*quotaTally, eventSource) (func() bool, error)
 	}{
-		{&payoutv1.APIKey{}, &s.keys}, {&payoutv1.PayoutAccount{}, &s.accounts},
-		{&payoutv1.DepositOption{}, &s.options}, {&payoutv1.Transfer{}, &s.transfers},
-		{&payoutv1.Recipient{}, nil}, {&payoutv1.Claim{}, nil}, // only tallied
+		{&payoutv1.APIKey{}, &s.keys, nil}, {&payoutv1.PayoutAccount{}, &s.accounts, nil},
+		{&payoutv1.DepositOption{}, &s.options, nil},
+		{&payoutv1.Transfer{}, &s.transfers, registerTally[payoutv1.Transfer]},
+		{&payoutv1.Recipient{}, nil, registerTally[payoutv1.Recipient]}, // only tallied
+		{&payoutv1.Claim{}, nil, registerTally[payoutv1.Claim]},         // only tallied
 	} {
 		inf, err := informers.GetInformer(ctx, st.obj, cache.BlockUntilSynced(false))
 		if err != nil {
@@ -72,19 +76,11 @@ func openStores(ctx context.Context, informers cache.Informers) (*stores, error)
 			*st.to = shared.GetIndexer()
 		}
 		s.synced = append(s.synced, shared.HasSynced)
-		var tallied func() bool
-		switch st.obj.(type) {
-		case *payoutv1.Transfer:
-			tallied, err = registerTally[payoutv1.Transfer](s.held, inf)
-		case *payoutv1.Recipient:
-			tallied, err = registerTally[payoutv1.Recipient](s.held, inf)
-		case *payoutv1.Claim:
-			tallied, err = registerTally[payoutv1.Claim](s.held, inf)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("counting the caps' objects of %T: %w", st.obj, err)
-		}
-		if tallied != nil {
+		if st.tally != nil {
+			tallied, err := st.tally(s.held, inf)
+			if err != nil {
+				return nil, fmt.Errorf("counting the caps' objects of %T: %w", st.obj, err)
+			}
 			s.synced = append(s.synced, tallied)
 		}
 		if _, ok := st.obj.(*payoutv1.DepositOption); ok {
